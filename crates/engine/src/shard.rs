@@ -1,0 +1,204 @@
+//! One shard: a hash table of entries plus the keys that carry a TTL.
+
+use crate::value::Value;
+use hashbrown::HashTable;
+use indexmap::IndexSet;
+use rand::Rng;
+
+/// No expiry.
+pub const NO_EXPIRE: i64 = -1;
+
+/// A key and what it holds.
+#[derive(Debug)]
+pub struct Entry {
+    pub key: Box<[u8]>,
+    pub value: Value,
+    /// Absolute expiry in Unix milliseconds, or [`NO_EXPIRE`].
+    pub expire_at: i64,
+    /// LRU clock (seconds resolution) of the last access; room for LFU later.
+    pub lru: u32,
+}
+
+impl Entry {
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        self.expire_at != NO_EXPIRE && self.expire_at <= now_ms
+    }
+}
+
+/// Hash the way the whole keyspace does; the same key always gets the same hash in one
+/// process (shard choice, table slot and SCAN order all derive from it).
+pub fn hash_key(key: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    static STATE: std::sync::OnceLock<foldhash::fast::FixedState> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| foldhash::fast::FixedState::with_seed(rand::random()))
+        .hash_one(key)
+}
+
+/// Process-wide LRU clock in seconds (wraps at 2^24 like Redis's).
+pub fn lru_clock() -> u32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    (secs & 0xff_ffff) as u32
+}
+
+/// A shard of one database.
+#[derive(Default)]
+pub struct Shard {
+    table: HashTable<Entry>,
+    /// Keys with a TTL, for the active expiry cycle's random sampling.
+    expires: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
+}
+
+impl Shard {
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    pub fn expires_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    /// The live entry for `key`, deleting it first if it has expired.
+    pub fn get(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
+        let expired = match self.table.find(h, |e| &*e.key == key) {
+            None => return None,
+            Some(e) => e.is_expired(now_ms),
+        };
+        if expired {
+            self.remove(h, key);
+            return None;
+        }
+        self.table.find_mut(h, |e| &*e.key == key)
+    }
+
+    /// Like [`get`](Self::get) but without expiring (for introspection that must not
+    /// modify, e.g. counting).
+    pub fn peek(&self, h: u64, key: &[u8]) -> Option<&Entry> {
+        self.table.find(h, |e| &*e.key == key)
+    }
+
+    /// Insert or replace `key`, returning the previous entry if any.
+    pub fn insert(&mut self, h: u64, key: &[u8], value: Value, expire_at: i64) -> Option<Entry> {
+        let old = self.remove(h, key);
+        if expire_at != NO_EXPIRE {
+            self.expires.insert(key.into());
+        }
+        self.table.insert_unique(
+            h,
+            Entry {
+                key: key.into(),
+                value,
+                expire_at,
+                lru: lru_clock(),
+            },
+            |e| hash_key(&e.key),
+        );
+        old
+    }
+
+    /// Put back a whole entry (MOVE, SWAPDB, RESTORE paths).
+    pub fn insert_entry(&mut self, h: u64, entry: Entry) -> Option<Entry> {
+        let old = self.remove(h, &entry.key);
+        if entry.expire_at != NO_EXPIRE {
+            self.expires.insert(entry.key.clone());
+        }
+        self.table.insert_unique(h, entry, |e| hash_key(&e.key));
+        old
+    }
+
+    pub fn remove(&mut self, h: u64, key: &[u8]) -> Option<Entry> {
+        match self.table.find_entry(h, |e| &*e.key == key) {
+            Ok(occ) => {
+                let (e, _) = occ.remove();
+                if e.expire_at != NO_EXPIRE {
+                    self.expires.swap_remove(key);
+                }
+                Some(e)
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Set or clear the expiry of an existing key. Returns false if the key is absent.
+    pub fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64) -> bool {
+        let Some(e) = self.table.find_mut(h, |e| &*e.key == key) else {
+            return false;
+        };
+        let had = e.expire_at != NO_EXPIRE;
+        e.expire_at = expire_at;
+        match (had, expire_at != NO_EXPIRE) {
+            (false, true) => {
+                self.expires.insert(key.into());
+            }
+            (true, false) => {
+                self.expires.swap_remove(key);
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Drop everything, returning the old contents (so a caller may free them elsewhere).
+    pub fn take_all(&mut self) -> HashTable<Entry> {
+        self.expires.clear();
+        std::mem::take(&mut self.table)
+    }
+
+    /// Swap contents with another shard (SWAPDB).
+    pub fn swap(&mut self, other: &mut Shard) {
+        std::mem::swap(self, other);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.table.iter()
+    }
+
+    /// One step of the active expiry cycle: sample up to `samples` keys with a TTL and
+    /// delete the expired ones. Returns (sampled, expired).
+    pub fn expire_sample(&mut self, samples: usize, now_ms: i64) -> (usize, usize) {
+        let n = self.expires.len();
+        if n == 0 {
+            return (0, 0);
+        }
+        let mut rng = rand::thread_rng();
+        let mut expired = 0;
+        let take = samples.min(n);
+        for _ in 0..take {
+            let len = self.expires.len();
+            if len == 0 {
+                break;
+            }
+            let i = rng.gen_range(0..len);
+            let key = self.expires.get_index(i).expect("index in range").clone();
+            let h = hash_key(&key);
+            let dead = self
+                .table
+                .find(h, |e| e.key == key)
+                .map(|e| e.is_expired(now_ms))
+                .unwrap_or(true);
+            if dead {
+                self.remove(h, &key);
+                self.expires.swap_remove(&key);
+                expired += 1;
+            }
+        }
+        (take, expired)
+    }
+
+    /// A random live key, if any (RANDOMKEY).
+    pub fn random_key(&self) -> Option<&Entry> {
+        let n = self.table.len();
+        if n == 0 {
+            return None;
+        }
+        let i = rand::thread_rng().gen_range(0..n);
+        self.table.iter().nth(i)
+    }
+}

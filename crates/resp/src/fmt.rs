@@ -1,0 +1,61 @@
+//! Number formatting exactly as Redis prints numbers.
+
+/// Decimal text of an integer.
+pub fn itoa(n: i64) -> String {
+    n.to_string()
+}
+
+/// C's `printf("%.17g", d)`.
+pub fn fmt_g17(d: f64) -> String {
+    fmt_g(d, 17)
+}
+
+/// C's `printf("%.<precision>g", d)` for finite values; `inf`, `-inf` and `nan` otherwise.
+pub fn fmt_g(d: f64, precision: usize) -> String {
+    if d.is_nan() {
+        return if d.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    let p = precision.max(1);
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    // Scientific form rounded to p significant digits gives the exponent %g decides on.
+    let sci = format!("{:.*e}", p - 1, d);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent");
+    let exp: i32 = exp.parse().expect("exponent digits");
+    if exp < -4 || exp >= p as i32 {
+        let m = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", m, sign, exp.abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g17() {
+        assert_eq!(fmt_g17(1.5), "1.5");
+        assert_eq!(fmt_g17(0.1), "0.10000000000000001");
+        assert_eq!(fmt_g17(1e20), "1e+20");
+        assert_eq!(fmt_g17(123456.0), "123456");
+        assert_eq!(fmt_g17(1e-5), "1.0000000000000001e-05");
+        assert_eq!(fmt_g17(-2.0), "-2");
+        assert_eq!(fmt_g(1.23456, 5), "1.2346");
+    }
+}

@@ -1,0 +1,61 @@
+//! Argument parsing shared by all handlers, with Redis's error texts.
+
+pub const SYNTAX_ERR: &str = "ERR syntax error";
+pub const NOT_INT: &str = "ERR value is not an integer or out of range";
+pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const NO_SUCH_KEY: &str = "ERR no such key";
+pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+
+/// Parse a 64-bit integer argument as Redis's string2ll does.
+pub fn int(arg: &[u8]) -> Result<i64, &'static str> {
+    engine::value::parse_strict_i64(arg).ok_or(NOT_INT)
+}
+
+/// Parse a double as Redis's getDoubleFromObject (strtod, no trailing garbage, no NaN).
+pub fn float(arg: &[u8]) -> Result<f64, &'static str> {
+    parse_f64(arg).ok_or(NOT_FLOAT)
+}
+
+/// strtod-like parsing: leading/trailing spaces are errors, "inf"/"-inf" allowed, NaN not.
+pub fn parse_f64(arg: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(arg).ok()?;
+    if s.is_empty() || s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace) {
+        return None;
+    }
+    let lower = s.to_ascii_lowercase();
+    let v = match lower.as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => {
+            if lower.contains("inf") || lower.contains("nan") {
+                return None;
+            }
+            if let Some(hex) = lower
+                .strip_prefix("0x")
+                .or_else(|| lower.strip_prefix("-0x"))
+            {
+                let neg = lower.starts_with('-');
+                let n = i64::from_str_radix(hex, 16).ok()? as f64;
+                return Some(if neg { -n } else { n });
+            }
+            s.parse::<f64>().ok()?
+        }
+    };
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// Case-insensitive keyword comparison.
+pub fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// Lossy text of an argument (for messages).
+pub fn text(arg: &[u8]) -> String {
+    String::from_utf8_lossy(arg).into_owned()
+}

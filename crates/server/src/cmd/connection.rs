@@ -1,0 +1,164 @@
+//! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET.
+
+use super::args::{self, is, DB_OUT_OF_RANGE, NOT_INT};
+use super::{Ctx, Handler, ReplyMode};
+use resp::Proto;
+use std::sync::atomic::Ordering::Relaxed;
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("ping", ping),
+    ("echo", echo),
+    ("quit", quit),
+    ("select", select),
+    ("auth", auth),
+    ("hello", hello),
+    ("reset", reset),
+];
+
+fn ping(ctx: &mut Ctx, argv: &[&[u8]]) {
+    match argv.len() {
+        1 => ctx.out.simple("PONG"),
+        2 => ctx.out.bulk(argv[1]),
+        _ => ctx
+            .out
+            .error("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+fn echo(ctx: &mut Ctx, argv: &[&[u8]]) {
+    ctx.out.bulk(argv[1]);
+}
+
+fn quit(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+}
+
+fn select(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let Ok(n) = args::int(argv[1]) else {
+        return ctx.out.error(NOT_INT);
+    };
+    if n < 0 || n as usize >= ctx.srv.keyspace.len() {
+        return ctx.out.error(DB_OUT_OF_RANGE);
+    }
+    ctx.client.db = n as usize;
+    ctx.client.info.db.store(n as usize, Relaxed);
+    ctx.out.ok();
+}
+
+/// Check a password for `user` against `requirepass` (only the default user exists).
+fn check_password(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
+    let required = ctx.srv.config.get("requirepass");
+    user == b"default" && (required.is_empty() || required.as_bytes() == pass)
+}
+
+fn auth(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if argv.len() > 3 {
+        return ctx.out.error(args::SYNTAX_ERR);
+    }
+    let (user, pass) = if argv.len() == 2 {
+        if ctx.srv.config.get("requirepass").is_empty() {
+            return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+        }
+        (&b"default"[..], argv[1])
+    } else {
+        (argv[1], argv[2])
+    };
+    if check_password(ctx, user, pass) {
+        ctx.client.authenticated = true;
+        ctx.out.ok();
+    } else {
+        ctx.out
+            .error("WRONGPASS invalid username-password pair or user is disabled.");
+    }
+}
+
+/// Validate a client name as Redis does (no spaces or special characters).
+pub fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+pub const BAD_CLIENT_NAME: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
+fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let mut ver = 0;
+    let mut j = 1;
+    if argv.len() >= 2 {
+        match args::int(argv[1]) {
+            Ok(v) => ver = v,
+            Err(_) => {
+                return ctx
+                    .out
+                    .error("ERR Protocol version is not an integer or out of range")
+            }
+        }
+        if !(2..=3).contains(&ver) {
+            return ctx.out.error("NOPROTO unsupported protocol version");
+        }
+        j = 2;
+    }
+    let mut setname: Option<&[u8]> = None;
+    while j < argv.len() {
+        let more = argv.len() - 1 - j;
+        if is(argv[j], "auth") && more >= 2 {
+            if !check_password(ctx, argv[j + 1], argv[j + 2]) {
+                return ctx
+                    .out
+                    .error("WRONGPASS invalid username-password pair or user is disabled.");
+            }
+            ctx.client.authenticated = true;
+            j += 3;
+        } else if is(argv[j], "setname") && more >= 1 {
+            if !valid_client_name(argv[j + 1]) {
+                return ctx.out.error(BAD_CLIENT_NAME);
+            }
+            setname = Some(argv[j + 1]);
+            j += 2;
+        } else {
+            return ctx.out.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                args::text(argv[j])
+            ));
+        }
+    }
+    if !ctx.client.authenticated {
+        return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(name) = setname {
+        *ctx.client.info.name.lock() = name.to_vec();
+    }
+    if ver == 3 {
+        ctx.out.proto = Proto::Resp3;
+    } else if ver == 2 {
+        ctx.out.proto = Proto::Resp2;
+    }
+    let proto = if ctx.out.resp3() { 3 } else { 2 };
+    ctx.client.info.resp.store(proto, Relaxed);
+    ctx.out.map(7);
+    ctx.out.bulk(b"server");
+    ctx.out.bulk(b"redis");
+    ctx.out.bulk(b"version");
+    ctx.out.bulk(crate::REDIS_VERSION.as_bytes());
+    ctx.out.bulk(b"proto");
+    ctx.out.int(proto as i64);
+    ctx.out.bulk(b"id");
+    ctx.out.int(ctx.client.id as i64);
+    ctx.out.bulk(b"mode");
+    ctx.out.bulk(b"standalone");
+    ctx.out.bulk(b"role");
+    ctx.out.bulk(b"master");
+    ctx.out.bulk(b"modules");
+    ctx.out.array(0);
+}
+
+fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    ctx.client.db = 0;
+    ctx.client.info.db.store(0, Relaxed);
+    ctx.client.reply_mode = ReplyMode::On;
+    ctx.out.proto = Proto::Resp2;
+    ctx.client.info.resp.store(2, Relaxed);
+    ctx.client.info.name.lock().clear();
+    ctx.client.authenticated = ctx.srv.config.get("requirepass").is_empty();
+    ctx.out.simple("RESET");
+}

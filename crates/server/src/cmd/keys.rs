@@ -1,0 +1,339 @@
+//! Generic key commands: existence, deletion, expiry, iteration, renaming.
+
+use super::args::{self, is, NO_SUCH_KEY, SYNTAX_ERR};
+use super::{Ctx, Handler};
+use engine::glob::glob_match;
+use engine::{now_ms, NO_EXPIRE};
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("del", del),
+    ("unlink", del),
+    ("exists", exists),
+    ("touch", exists),
+    ("type", type_cmd),
+    ("ttl", ttl),
+    ("pttl", pttl),
+    ("expiretime", expiretime),
+    ("pexpiretime", pexpiretime),
+    ("expire", expire),
+    ("pexpire", pexpire),
+    ("expireat", expireat),
+    ("pexpireat", pexpireat),
+    ("persist", persist),
+    ("keys", keys),
+    ("scan", scan),
+    ("randomkey", randomkey),
+    ("rename", rename),
+    ("renamenx", renamenx),
+];
+
+fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let keys = &argv[1..];
+    let now = now_ms();
+    let mut guard = ctx.db().lock_many(keys);
+    let mut n = 0;
+    for k in keys {
+        let (shard, h) = guard.shard(k);
+        // An expired key counts as absent.
+        if shard.get(h, k, now).is_some() {
+            shard.remove(h, k);
+            n += 1;
+        }
+    }
+    ctx.out.int(n);
+}
+
+/// EXISTS and TOUCH: count the keys present (a key named twice counts twice).
+fn exists(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let keys = &argv[1..];
+    let now = now_ms();
+    let mut guard = ctx.db().lock_many(keys);
+    let mut n = 0;
+    for k in keys {
+        let (shard, h) = guard.shard(k);
+        if let Some(e) = shard.get(h, k, now) {
+            e.lru = engine::shard::lru_clock();
+            n += 1;
+        }
+    }
+    ctx.out.int(n);
+}
+
+fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let (mut shard, h) = ctx.db().lock(argv[1]);
+    match shard.get(h, argv[1], now_ms()) {
+        Some(e) => ctx.out.simple(e.value.type_name()),
+        None => ctx.out.simple("none"),
+    }
+}
+
+/// TTL family: `ms` selects milliseconds, `abs` an absolute Unix time.
+fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
+    let now = now_ms();
+    let (mut shard, h) = ctx.db().lock(key);
+    let Some(e) = shard.get(h, key, now) else {
+        return ctx.out.int(-2);
+    };
+    if e.expire_at == NO_EXPIRE {
+        return ctx.out.int(-1);
+    }
+    let t = if abs { e.expire_at } else { e.expire_at - now }.max(0);
+    ctx.out.int(if ms { t } else { (t + 500) / 1000 });
+}
+
+fn ttl(ctx: &mut Ctx, argv: &[&[u8]]) {
+    ttl_generic(ctx, argv[1], false, false);
+}
+
+fn pttl(ctx: &mut Ctx, argv: &[&[u8]]) {
+    ttl_generic(ctx, argv[1], true, false);
+}
+
+fn expiretime(ctx: &mut Ctx, argv: &[&[u8]]) {
+    ttl_generic(ctx, argv[1], false, true);
+}
+
+fn pexpiretime(ctx: &mut Ctx, argv: &[&[u8]]) {
+    ttl_generic(ctx, argv[1], true, true);
+}
+
+#[derive(Default)]
+struct ExpireFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+}
+
+fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, String> {
+    let mut f = ExpireFlags::default();
+    for a in &argv[3..] {
+        if is(a, "nx") {
+            f.nx = true;
+        } else if is(a, "xx") {
+            f.xx = true;
+        } else if is(a, "gt") {
+            f.gt = true;
+        } else if is(a, "lt") {
+            f.lt = true;
+        } else {
+            return Err(format!("ERR Unsupported option {}", args::text(a)));
+        }
+    }
+    if f.nx && (f.xx || f.gt || f.lt) {
+        return Err(
+            "ERR NX and XX, GT or LT options at the same time are not compatible".to_string(),
+        );
+    }
+    if f.gt && f.lt {
+        return Err("ERR GT and LT options at the same time are not compatible".to_string());
+    }
+    Ok(f)
+}
+
+/// Redis's expireGenericCommand: `base` is added (now for relative forms), `seconds`
+/// scales the argument.
+fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
+    let flags = match parse_expire_flags(argv) {
+        Ok(f) => f,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let mut when = match args::int(argv[2]) {
+        Ok(n) => n,
+        Err(e) => return ctx.out.error(e),
+    };
+    let cmd = String::from_utf8_lossy(argv[0]).to_lowercase();
+    let invalid = format!("ERR invalid expire time in '{cmd}' command");
+    if seconds {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
+            return ctx.out.error(&invalid);
+        }
+        when *= 1000;
+    }
+    if when > i64::MAX - base {
+        return ctx.out.error(&invalid);
+    }
+    when += base;
+    let now = now_ms();
+    let key = argv[1];
+    let (mut shard, h) = ctx.db().lock(key);
+    let Some(e) = shard.get(h, key, now) else {
+        return ctx.out.int(0);
+    };
+    let cur = e.expire_at;
+    if (flags.nx && cur != NO_EXPIRE)
+        || (flags.xx && cur == NO_EXPIRE)
+        || (flags.gt && (cur == NO_EXPIRE || when <= cur))
+        || (flags.lt && cur != NO_EXPIRE && when >= cur)
+    {
+        return ctx.out.int(0);
+    }
+    if when <= now {
+        shard.remove(h, key);
+    } else {
+        shard.set_expire(h, key, when);
+    }
+    ctx.out.int(1);
+}
+
+fn expire(ctx: &mut Ctx, argv: &[&[u8]]) {
+    expire_generic(ctx, argv, now_ms(), true);
+}
+
+fn pexpire(ctx: &mut Ctx, argv: &[&[u8]]) {
+    expire_generic(ctx, argv, now_ms(), false);
+}
+
+fn expireat(ctx: &mut Ctx, argv: &[&[u8]]) {
+    expire_generic(ctx, argv, 0, true);
+}
+
+fn pexpireat(ctx: &mut Ctx, argv: &[&[u8]]) {
+    expire_generic(ctx, argv, 0, false);
+}
+
+fn persist(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let key = argv[1];
+    let (mut shard, h) = ctx.db().lock(key);
+    let had = match shard.get(h, key, now_ms()) {
+        Some(e) => e.expire_at != NO_EXPIRE,
+        None => false,
+    };
+    if had {
+        shard.set_expire(h, key, NO_EXPIRE);
+    }
+    ctx.out.int(had as i64);
+}
+
+fn keys(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let pattern = argv[1];
+    let all = pattern == b"*";
+    let now = now_ms();
+    let db = ctx.db();
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    for i in 0..db.shard_count() {
+        let shard = db.lock_shard(i);
+        for e in shard.iter() {
+            if !e.is_expired(now) && (all || glob_match(pattern, &e.key, false)) {
+                found.push(e.key.to_vec());
+            }
+        }
+    }
+    ctx.out.bulk_array(found.iter());
+}
+
+fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let Some(cursor) = std::str::from_utf8(argv[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return ctx.out.error("ERR invalid cursor");
+    };
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_filter: Option<String> = None;
+    let mut j = 2;
+    while j < argv.len() {
+        let has_next = j + 1 < argv.len();
+        if is(argv[j], "count") && has_next {
+            match args::int(argv[j + 1]) {
+                Ok(n) if n >= 1 => count = n as usize,
+                Ok(_) => return ctx.out.error(SYNTAX_ERR),
+                Err(e) => return ctx.out.error(e),
+            }
+        } else if is(argv[j], "match") && has_next {
+            pattern = Some(argv[j + 1]);
+        } else if is(argv[j], "type") && has_next {
+            type_filter = Some(String::from_utf8_lossy(argv[j + 1]).to_lowercase());
+        } else {
+            return ctx.out.error(SYNTAX_ERR);
+        }
+        j += 2;
+    }
+    let now = now_ms();
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = ctx.db().scan(cursor, count, |e| {
+        if e.is_expired(now) {
+            return;
+        }
+        if let Some(p) = pattern {
+            if !glob_match(p, &e.key, false) {
+                return;
+            }
+        }
+        if let Some(t) = &type_filter {
+            if e.value.type_name() != t {
+                return;
+            }
+        }
+        found.push(e.key.to_vec());
+    });
+    ctx.out.array(2);
+    ctx.out.bulk(next.to_string().as_bytes());
+    ctx.out.bulk_array(found.iter());
+}
+
+fn randomkey(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    let db = ctx.db();
+    let n = db.shard_count();
+    let now = now_ms();
+    let start = rand::random::<usize>() % n;
+    // Try random shards first, then sweep so a sparse keyspace still finds its keys.
+    for attempt in 0..n {
+        let i = (start + attempt) % n;
+        let mut shard = db.lock_shard(i);
+        for _ in 0..100 {
+            let Some(e) = shard.random_key() else {
+                break;
+            };
+            if !e.is_expired(now) {
+                let k = e.key.to_vec();
+                drop(shard);
+                return ctx.out.bulk(&k);
+            }
+            let key = e.key.to_vec();
+            let h = engine::hash_key(&key);
+            shard.get(h, &key, now);
+        }
+    }
+    ctx.out.null();
+}
+
+fn rename_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
+    let (src, dst) = (argv[1], argv[2]);
+    let now = now_ms();
+    let mut guard = ctx.db().lock_many(&[src, dst]);
+    let (shard, h) = guard.shard(src);
+    if shard.get(h, src, now).is_none() {
+        return ctx.out.error(NO_SUCH_KEY);
+    }
+    if src == dst {
+        return if nx { ctx.out.int(0) } else { ctx.out.ok() };
+    }
+    {
+        let (dshard, dh) = guard.shard(dst);
+        if nx && dshard.get(dh, dst, now).is_some() {
+            return ctx.out.int(0);
+        }
+    }
+    let (shard, h) = guard.shard(src);
+    let Some(mut entry) = shard.remove(h, src) else {
+        return ctx.out.error(NO_SUCH_KEY);
+    };
+    entry.key = dst.into();
+    let (dshard, dh) = guard.shard(dst);
+    dshard.insert_entry(dh, entry);
+    if nx {
+        ctx.out.int(1);
+    } else {
+        ctx.out.ok();
+    }
+}
+
+fn rename(ctx: &mut Ctx, argv: &[&[u8]]) {
+    rename_generic(ctx, argv, false);
+}
+
+fn renamenx(ctx: &mut Ctx, argv: &[&[u8]]) {
+    rename_generic(ctx, argv, true);
+}

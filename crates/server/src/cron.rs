@@ -1,0 +1,69 @@
+//! The background cron thread: the active expiry cycle.
+//!
+//! Like Redis's activeExpireCycle, each run samples keys with a TTL shard by shard and
+//! deletes the expired ones, repeating on a shard while more than a quarter of its samples
+//! were expired, within a time budget per run (25% of the period at effort 1), so expired
+//! keys' memory stays bounded without long pauses. It holds one shard lock at a time.
+
+use crate::server::Server;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Keys sampled per shard per round (ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP).
+const SAMPLES: usize = 20;
+
+pub fn spawn(srv: Arc<Server>) {
+    let _ = std::thread::Builder::new()
+        .name("skein-cron".into())
+        .spawn(move || {
+            // Where the previous run stopped: (db, shard).
+            let mut cursor = (0usize, 0usize);
+            while !srv.is_shutting_down() {
+                let hz = srv.config.get_i64("hz").clamp(1, 500) as u64;
+                let period = Duration::from_micros(1_000_000 / hz);
+                let effort = srv.config.get_i64("active-expire-effort").clamp(1, 10) as u32;
+                let budget = period * (25 + 2 * (effort - 1)) / 100;
+                let start = Instant::now();
+                cursor = expire_cycle(&srv, cursor, start + budget);
+                let spent = start.elapsed();
+                if spent < period {
+                    std::thread::sleep(period - spent);
+                }
+            }
+        });
+}
+
+/// Run expiry rounds until `deadline` or one full pass; returns where to resume.
+fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> (usize, usize) {
+    let dbs = srv.keyspace.dbs();
+    let total: usize = dbs.iter().map(|d| d.shard_count()).sum();
+    let mut expired_total = 0u64;
+    for _ in 0..total {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let (d, s) = cursor;
+        let db = &dbs[d];
+        {
+            let mut shard = db.lock_shard(s);
+            loop {
+                let (sampled, expired) = shard.expire_sample(SAMPLES, engine::now_ms());
+                expired_total += expired as u64;
+                if sampled == 0 || expired * 4 <= sampled || Instant::now() >= deadline {
+                    break;
+                }
+            }
+        }
+        cursor = if s + 1 < db.shard_count() {
+            (d, s + 1)
+        } else {
+            ((d + 1) % dbs.len(), 0)
+        };
+    }
+    srv.stats
+        .global
+        .expired_keys
+        .fetch_add(expired_total, Relaxed);
+    cursor
+}

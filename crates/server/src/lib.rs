@@ -1,0 +1,82 @@
+//! Skein's server: networking, command table and dispatch, configuration, statistics.
+//! The keyspace itself is the `engine` crate; the protocol codec is `resp`.
+
+pub mod clients;
+pub mod cmd;
+pub mod config;
+pub mod cron;
+pub mod floatfmt;
+pub mod log;
+pub mod net;
+pub mod server;
+pub mod stats;
+
+/// The Redis version Skein answers as (HELLO, INFO).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+use server::Server;
+use std::sync::Arc;
+
+/// Start listeners, workers and the cron thread; returns once the server has stopped.
+pub fn run(srv: Arc<Server>) -> Result<(), String> {
+    let port = srv.config.get_i64("port") as u16;
+    let backlog = srv.config.get_i64("tcp-backlog") as i32;
+    let tcp = if port > 0 {
+        net::listener::bind_tcp(&srv.config.get("bind"), port, backlog)?
+    } else {
+        Vec::new()
+    };
+    let unix_path = srv.config.get("unixsocket");
+    let unix = if unix_path.is_empty() {
+        None
+    } else {
+        let _ = std::fs::remove_file(&unix_path);
+        let l = std::os::unix::net::UnixListener::bind(&unix_path)
+            .map_err(|e| format!("Failed opening Unix socket: {e}"))?;
+        let perm = srv.config.get_i64("unixsocketperm");
+        if perm > 0 {
+            use std::os::unix::fs::PermissionsExt;
+            let _ =
+                std::fs::set_permissions(&unix_path, std::fs::Permissions::from_mode(perm as u32));
+        }
+        Some(l)
+    };
+    if tcp.is_empty() && unix.is_none() {
+        return Err("Configured to not listen anywhere, exiting.".to_string());
+    }
+    if let Some(l) = tcp.first() {
+        if let Ok(a) = l.local_addr() {
+            srv.tcp_port
+                .store(a.port() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    let n = srv.stats.workers.len();
+    let mut workers = Vec::with_capacity(n);
+    let mut threads = Vec::with_capacity(n);
+    for i in 0..n {
+        let (handle, thread) =
+            net::worker::spawn(i, srv.clone()).map_err(|e| format!("worker: {e}"))?;
+        workers.push(Arc::new(handle));
+        threads.push(thread);
+    }
+    for l in tcp {
+        net::listener::spawn_tcp(srv.clone(), l, workers.clone());
+    }
+    if let Some(l) = unix {
+        net::listener::spawn_unix(srv.clone(), l, unix_path.clone(), workers.clone());
+    }
+    cron::spawn(srv.clone());
+    log::notice(&format!(
+        "Skein {} ready to accept connections on port {} with {} workers",
+        env!("CARGO_PKG_VERSION"),
+        port,
+        n
+    ));
+    for t in threads {
+        let _ = t.join();
+    }
+    if !unix_path.is_empty() {
+        let _ = std::fs::remove_file(&unix_path);
+    }
+    Ok(())
+}

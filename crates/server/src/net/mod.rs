@@ -1,0 +1,6 @@
+//! Networking: the acceptor threads and the worker event loops.
+
+pub mod conn;
+pub mod listener;
+pub mod stream;
+pub mod worker;

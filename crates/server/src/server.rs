@@ -1,0 +1,56 @@
+//! State shared by every worker: keyspace, configuration, command table, clients, stats.
+
+use crate::clients::ClientRegistry;
+use crate::cmd::table::CommandTable;
+use crate::config::Config;
+use crate::stats::Stats;
+use engine::Keyspace;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+pub struct Server {
+    pub config: Config,
+    pub keyspace: Keyspace,
+    pub commands: CommandTable,
+    pub clients: ClientRegistry,
+    pub stats: Stats,
+    pub started: Instant,
+    pub start_unix_ms: i64,
+    /// Set by SHUTDOWN: workers flush their clients' replies and stop.
+    pub shutting_down: AtomicBool,
+    pub next_client_id: AtomicU64,
+    /// Unique per run, like Redis's run_id.
+    pub run_id: String,
+    pub tcp_port: AtomicU64,
+}
+
+impl Server {
+    pub fn new(config: Config) -> Server {
+        let dbs = config.get_i64("databases").max(1) as usize;
+        let shards = config.get_i64("shards-per-db").max(1) as usize;
+        let workers = config.workers();
+        let run_id: String = (0..40)
+            .map(|_| {
+                let n: u8 = rand::random::<u8>() % 16;
+                char::from_digit(n as u32, 16).unwrap_or('0')
+            })
+            .collect();
+        Server {
+            keyspace: Keyspace::new(dbs, shards),
+            commands: CommandTable::load(workers),
+            clients: ClientRegistry::default(),
+            stats: Stats::new(workers),
+            started: Instant::now(),
+            start_unix_ms: engine::now_ms(),
+            shutting_down: AtomicBool::new(false),
+            next_client_id: AtomicU64::new(1),
+            run_id,
+            tcp_port: AtomicU64::new(config.get_i64("port") as u64),
+            config,
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+}
