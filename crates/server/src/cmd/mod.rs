@@ -5,9 +5,17 @@
 //! of (full name, handler) rows joined with the JSON definitions in [`table`].
 
 pub mod args;
+pub mod bitmaps;
+pub mod client;
+pub mod command;
 pub mod connection;
+pub mod debug;
+pub mod dump;
+pub mod info;
 pub mod keys;
+pub mod object;
 pub mod server_cmds;
+pub mod slowlog;
 pub mod strings;
 pub mod table;
 
@@ -70,9 +78,17 @@ impl<'a> Ctx<'a> {
 pub fn handlers() -> HashMap<&'static str, Handler> {
     let families: &[&[(&'static str, Handler)]] = &[
         strings::COMMANDS,
+        bitmaps::COMMANDS,
         keys::COMMANDS,
+        object::COMMANDS,
+        dump::COMMANDS,
         connection::COMMANDS,
+        client::COMMANDS,
         server_cmds::COMMANDS,
+        command::COMMANDS,
+        info::COMMANDS,
+        slowlog::COMMANDS,
+        debug::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -1,0 +1,5 @@
+//! CLIENT subcommands and MONITOR.
+
+use super::Handler;
+
+pub const COMMANDS: &[(&str, Handler)] = &[];

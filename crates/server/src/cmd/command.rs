@@ -1,0 +1,5 @@
+//! COMMAND and its subcommands, answered from the command table.
+
+use super::Handler;
+
+pub const COMMANDS: &[(&str, Handler)] = &[];

@@ -1,0 +1,5 @@
+//! DEBUG subcommands.
+
+use super::Handler;
+
+pub const COMMANDS: &[(&str, Handler)] = &[];

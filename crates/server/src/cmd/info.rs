@@ -1,0 +1,5 @@
+//! INFO and its sections.
+
+use super::Handler;
+
+pub const COMMANDS: &[(&str, Handler)] = &[];
