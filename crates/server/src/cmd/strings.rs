@@ -2,6 +2,7 @@
 
 use super::args::{self, is, NOT_INT, OVERFLOW, SYNTAX_ERR, WRONGTYPE};
 use super::{Ctx, Handler};
+use crate::floatfmt::LongDouble;
 use engine::{now_ms, Shard, StrValue, Value, NO_EXPIRE};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -429,36 +430,34 @@ fn decrby(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let Some(incr) = args::parse_f64(argv[2]) else {
-        return ctx.out.error(args::NOT_FLOAT);
-    };
     let now = now_ms();
     let (mut shard, h) = ctx.db().lock(key);
     let cur = match read_str(&mut shard, h, key, now) {
         Err(e) => return ctx.out.error(e),
-        Ok(None) => 0.0,
-        Ok(Some(s)) => match args::parse_f64(&s.to_bytes()) {
-            Some(v) => v,
-            None => return ctx.out.error(args::NOT_FLOAT),
-        },
+        Ok(None) => Some(LongDouble::from_i64(0)),
+        Ok(Some(StrValue::Int(n))) => Some(LongDouble::from_i64(*n)),
+        Ok(Some(StrValue::Bytes { data, .. })) => LongDouble::parse(data),
+    };
+    let (Some(cur), Some(incr)) = (cur, LongDouble::parse(argv[2])) else {
+        return ctx.out.error(args::NOT_FLOAT);
     };
     let new = cur + incr;
-    if new.is_nan() || new.is_infinite() {
+    if !new.is_finite() {
         return ctx.out.error("ERR increment would produce NaN or Infinity");
     }
-    let text = crate::floatfmt::long_double_human(new);
+    let text = new.to_human().into_bytes();
+    ctx.out.bulk(&text);
+    // createStringObject: embstr or raw, never int; the TTL is kept.
+    let value = StrValue::Bytes {
+        embstr: text.len() <= engine::value::EMBSTR_SIZE_LIMIT,
+        data: text,
+    };
     match read_str(&mut shard, h, key, now) {
-        Ok(Some(s)) => *s = StrValue::from_bytes(text.as_bytes()),
+        Ok(Some(s)) => *s = value,
         _ => {
-            shard.insert(
-                h,
-                key,
-                Value::Str(StrValue::from_bytes(text.as_bytes())),
-                NO_EXPIRE,
-            );
+            shard.insert(h, key, Value::Str(value), NO_EXPIRE);
         }
     }
-    ctx.out.bulk(text.as_bytes());
 }
 
 fn getrange(ctx: &mut Ctx, argv: &[&[u8]]) {
