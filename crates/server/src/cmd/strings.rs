@@ -28,6 +28,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("getrange", getrange),
     ("substr", getrange),
     ("setrange", setrange),
+    ("lcs", lcs),
 ];
 
 const MAX_BULK_ERR: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
@@ -75,6 +76,8 @@ fn reply_get(ctx: &mut Ctx, shard: &mut Shard, h: u64, key: &[u8], now: i64) -> 
             true
         }
         Err(e) => {
+            // The key exists: Redis counts a hit before its type check.
+            count_lookup(ctx, true);
             ctx.out.error(e);
             false
         }
@@ -88,18 +91,22 @@ fn get(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// Options of SET (and GETEX's subset).
 #[derive(Default)]
-struct SetOpts {
+struct SetOpts<'a> {
     nx: bool,
     xx: bool,
     get: bool,
     keepttl: bool,
     persist: bool,
     /// (which option, argument): EX, PX, EXAT or PXAT.
-    expire: Option<(&'static str, Vec<u8>)>,
+    expire: Option<(&'static str, &'a [u8])>,
 }
 
 /// Redis's parseExtendedStringArgumentsOrReply.
-fn parse_set_opts(argv: &[&[u8]], start: usize, for_set: bool) -> Result<SetOpts, &'static str> {
+fn parse_set_opts<'a>(
+    argv: &[&'a [u8]],
+    start: usize,
+    for_set: bool,
+) -> Result<SetOpts<'a>, &'static str> {
     let mut o = SetOpts::default();
     let mut j = start;
     while j < argv.len() {
@@ -125,7 +132,7 @@ fn parse_set_opts(argv: &[&[u8]], start: usize, for_set: bool) -> Result<SetOpts
                 Some((u, _)) if *u != unit => return Err(SYNTAX_ERR),
                 _ => {}
             }
-            o.expire = Some((unit, argv[j + 1].to_vec()));
+            o.expire = Some((unit, argv[j + 1]));
             j += 1;
         } else {
             return Err(SYNTAX_ERR);
@@ -216,7 +223,7 @@ fn setnx(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn setex(ctx: &mut Ctx, argv: &[&[u8]]) {
     let o = SetOpts {
-        expire: Some(("ex", argv[2].to_vec())),
+        expire: Some(("ex", argv[2])),
         ..Default::default()
     };
     set_generic(ctx, argv[1], argv[3], &o, "setex", SetReply::Ok);
@@ -224,7 +231,7 @@ fn setex(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn psetex(ctx: &mut Ctx, argv: &[&[u8]]) {
     let o = SetOpts {
-        expire: Some(("px", argv[2].to_vec())),
+        expire: Some(("px", argv[2])),
         ..Default::default()
     };
     set_generic(ctx, argv[1], argv[3], &o, "psetex", SetReply::Ok);
@@ -250,6 +257,21 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
+    let now = now_ms();
+    let key = argv[1];
+    let (mut shard, h) = ctx.db().lock(key);
+    // Redis looks the key up (null / WRONGTYPE) before it validates the expire time.
+    match read_str(&mut shard, h, key, now) {
+        Err(e) => {
+            count_lookup(ctx, true);
+            return ctx.out.error(e);
+        }
+        Ok(None) => {
+            count_lookup(ctx, false);
+            return ctx.out.null();
+        }
+        Ok(Some(_)) => {}
+    }
     let expire_at = match &o.expire {
         Some((unit, arg)) => match expire_ms(unit, arg, "getex") {
             Ok(ms) => Some(ms),
@@ -257,21 +279,19 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         },
         None => None,
     };
-    let now = now_ms();
-    let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
-    if !reply_get(ctx, &mut shard, h, key, now) || shard.peek(h, key).is_none() {
-        return;
-    }
-    if let Some(ms) = expire_at {
-        if ms <= now {
-            // An expiry in the past deletes the key, as Redis does.
+    reply_get(ctx, &mut shard, h, key, now);
+    match (expire_at, &o.expire) {
+        // An EXAT/PXAT time already past deletes the key, as Redis does.
+        (Some(ms), Some((unit, _))) if ms <= now && unit.ends_with("at") => {
             shard.remove(h, key);
-        } else {
+        }
+        (Some(ms), _) => {
             shard.set_expire(h, key, ms);
         }
-    } else if o.persist {
-        shard.set_expire(h, key, NO_EXPIRE);
+        _ if o.persist => {
+            shard.set_expire(h, key, NO_EXPIRE);
+        }
+        _ => {}
     }
 }
 
@@ -291,8 +311,12 @@ fn mget(ctx: &mut Ctx, argv: &[&[u8]]) {
                     StrValue::Bytes { data, .. } => ctx.out.bulk(data),
                 }
             }
-            _ => {
+            Ok(None) => {
                 misses += 1;
+                ctx.out.null();
+            }
+            Err(_) => {
+                hits += 1;
                 ctx.out.null();
             }
         }
@@ -345,11 +369,18 @@ fn msetnx(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn max_bulk(ctx: &Ctx) -> i64 {
-    ctx.srv.config.get_i64("proto-max-bulk-len")
+    ctx.srv.config.hot.proto_max_bulk_len.load(Relaxed)
+}
+
+/// checkStringLength: a string of `size + append` bytes is allowed.
+fn check_len(ctx: &Ctx, size: i64, append: i64) -> Result<(), ()> {
+    match size.checked_add(append) {
+        Some(total) if total <= max_bulk(ctx) => Ok(()),
+        _ => Err(()),
+    }
 }
 
 fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let max = max_bulk(ctx);
     let now = now_ms();
     let (key, extra) = (argv[1], argv[2]);
     let (mut shard, h) = ctx.db().lock(key);
@@ -360,7 +391,7 @@ fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.int(extra.len() as i64);
         }
         Ok(Some(s)) => {
-            if (s.len() + extra.len()) as i64 > max {
+            if check_len(ctx, s.len() as i64, extra.len() as i64).is_err() {
                 return ctx.out.error(MAX_BULK_ERR);
             }
             let mut data = std::mem::replace(s, StrValue::Int(0)).into_vec();
@@ -496,7 +527,6 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
-    let max = max_bulk(ctx);
     let now = now_ms();
     let (mut shard, h) = ctx.db().lock(key);
     match read_str(&mut shard, h, key, now) {
@@ -505,7 +535,7 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
             if value.is_empty() {
                 return ctx.out.int(0);
             }
-            if offset + value.len() as i64 > max {
+            if check_len(ctx, offset, value.len() as i64).is_err() {
                 return ctx.out.error(MAX_BULK_ERR);
             }
             let mut data = vec![0u8; offset as usize];
@@ -518,7 +548,7 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
             if value.is_empty() {
                 return ctx.out.int(s.len() as i64);
             }
-            if offset + value.len() as i64 > max {
+            if check_len(ctx, offset, value.len() as i64).is_err() {
                 return ctx.out.error(MAX_BULK_ERR);
             }
             let mut data = std::mem::replace(s, StrValue::Int(0)).into_vec();
@@ -532,4 +562,156 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.int(len as i64);
         }
     }
+}
+
+/// One LCS match range: (a_start, a_end, b_start, b_end).
+type LcsRange = (u32, u32, u32, u32);
+
+/// The LCS string and its match ranges (walking back from the ends, as Redis emits
+/// them), keeping ranges of at least `minmatchlen`.
+fn lcs_walk(a: &[u8], b: &[u8], table: &[u32], minmatchlen: i64) -> (Vec<u8>, Vec<LcsRange>) {
+    let (alen, blen) = (a.len(), b.len());
+    let at = |i: usize, j: usize| table[j + i * (blen + 1)];
+    let mut idx = at(alen, blen) as usize;
+    let mut result = vec![0u8; idx];
+    let mut ranges = Vec::new();
+    // `None` is Redis's "arange_start == alen" (no range in progress).
+    let mut cur: Option<LcsRange> = None;
+    let (mut i, mut j) = (alen, blen);
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            result[idx - 1] = a[i - 1];
+            let (i1, j1) = ((i - 1) as u32, (j - 1) as u32);
+            match &mut cur {
+                None => cur = Some((i1, i1, j1, j1)),
+                Some(r) if r.0 == i as u32 && r.2 == j as u32 => {
+                    r.0 -= 1;
+                    r.2 -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            if let Some(r) = cur {
+                if r.0 == 0 || r.2 == 0 {
+                    emit = true;
+                }
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if at(i - 1, j) > at(i, j - 1) {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = cur.is_some();
+        }
+        if emit {
+            if let Some(r) = cur.take() {
+                let len = i64::from(r.1 - r.0 + 1);
+                if minmatchlen == 0 || len >= minmatchlen {
+                    ranges.push(r);
+                }
+            }
+        }
+    }
+    (result, ranges)
+}
+
+fn lcs(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let now = now_ms();
+    let (a, b) = {
+        let mut guard = ctx.db().lock_many(&argv[1..3]);
+        let mut get = |k: &[u8]| {
+            let (shard, h) = guard.shard(k);
+            read_str(shard, h, k, now).map(|s| s.map(|s| s.to_bytes().into_owned()))
+        };
+        match (get(argv[1]), get(argv[2])) {
+            (Ok(a), Ok(b)) => (a.unwrap_or_default(), b.unwrap_or_default()),
+            _ => {
+                return ctx
+                    .out
+                    .error("ERR The specified keys must contain string values")
+            }
+        }
+    };
+    let (mut getlen, mut getidx, mut withmatchlen) = (false, false, false);
+    let mut minmatchlen: i64 = 0;
+    let mut j = 3;
+    while j < argv.len() {
+        let opt = argv[j];
+        if is(opt, "idx") {
+            getidx = true;
+        } else if is(opt, "len") {
+            getlen = true;
+        } else if is(opt, "withmatchlen") {
+            withmatchlen = true;
+        } else if is(opt, "minmatchlen") && j + 1 < argv.len() {
+            match args::int(argv[j + 1]) {
+                Ok(n) => minmatchlen = n.max(0),
+                Err(e) => return ctx.out.error(e),
+            }
+            j += 1;
+        } else {
+            return ctx.out.error(SYNTAX_ERR);
+        }
+        j += 1;
+    }
+    if getlen && getidx {
+        return ctx
+            .out
+            .error("ERR If you want both the length and indexes, please just use IDX.");
+    }
+    if a.len() >= u32::MAX as usize - 1 || b.len() >= u32::MAX as usize - 1 {
+        return ctx.out.error("ERR String too long for LCS");
+    }
+    let cells = (a.len() + 1) as u64 * (b.len() + 1) as u64;
+    if cells * 4 > ctx.srv.config.hot.proto_max_bulk_len.load(Relaxed) as u64 {
+        return ctx
+            .out
+            .error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    }
+    let mut table: Vec<u32> = Vec::new();
+    if table.try_reserve_exact(cells as usize).is_err() {
+        return ctx
+            .out
+            .error("ERR Insufficient memory, failed allocating transient memory for LCS");
+    }
+    table.resize(cells as usize, 0);
+    let w = b.len() + 1;
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            table[j + i * w] = if a[i - 1] == b[j - 1] {
+                table[(j - 1) + (i - 1) * w] + 1
+            } else {
+                table[j + (i - 1) * w].max(table[(j - 1) + i * w])
+            };
+        }
+    }
+    let total = i64::from(table[cells as usize - 1]);
+    if getlen {
+        return ctx.out.int(total);
+    }
+    let (result, ranges) = lcs_walk(&a, &b, &table, minmatchlen);
+    if !getidx {
+        return ctx.out.bulk(&result);
+    }
+    ctx.out.map(2);
+    ctx.out.bulk(b"matches");
+    ctx.out.array(ranges.len());
+    for (a0, a1, b0, b1) in ranges {
+        ctx.out.array(2 + usize::from(withmatchlen));
+        ctx.out.array(2);
+        ctx.out.int(i64::from(a0));
+        ctx.out.int(i64::from(a1));
+        ctx.out.array(2);
+        ctx.out.int(i64::from(b0));
+        ctx.out.int(i64::from(b1));
+        if withmatchlen {
+            ctx.out.int(i64::from(a1 - a0 + 1));
+        }
+    }
+    ctx.out.bulk(b"len");
+    ctx.out.int(total);
 }
