@@ -69,16 +69,6 @@ fn string_for_bits<'a>(
     Ok(data)
 }
 
-/// The bytes of the string at `key` for reading (integers in decimal); Ok(None) if absent.
-fn read_bytes(
-    shard: &mut Shard,
-    h: u64,
-    key: &[u8],
-    now: i64,
-) -> Result<Option<Vec<u8>>, &'static str> {
-    Ok(read_str(shard, h, key, now)?.map(|s| s.to_bytes().into_owned()))
-}
-
 fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
     let offset = match bit_offset(ctx, argv[2], None) {
         Ok(o) => o,
@@ -201,12 +191,11 @@ fn normalize_range(strlen: i64, mut start: i64, mut end: i64, isbit: bool) -> By
 
 fn bitcount(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (mut shard, h) = ctx.db().lock(argv[1]);
-    let data = match read_bytes(&mut shard, h, argv[1], now_ms()) {
+    let data = match read_str(&mut shard, h, argv[1], now_ms()) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
-        Ok(Some(d)) => d,
+        Ok(Some(s)) => s.to_bytes(),
     };
-    drop(shard);
     let strlen = data.len() as i64;
     let r = match argv.len() {
         2 => ByteRange {
@@ -251,12 +240,11 @@ fn bitpos(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(_) => return ctx.out.error("ERR The bit argument must be 1 or 0."),
     };
     let (mut shard, h) = ctx.db().lock(argv[1]);
-    let data = match read_bytes(&mut shard, h, argv[1], now_ms()) {
+    let data = match read_str(&mut shard, h, argv[1], now_ms()) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(if bit { -1 } else { 0 }),
-        Ok(Some(d)) => d,
+        Ok(Some(s)) => s.to_bytes(),
     };
-    drop(shard);
     let strlen = data.len() as i64;
     let mut end_given = false;
     let r = match argv.len() {
@@ -372,9 +360,9 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(srcs.len());
     for k in srcs {
         let (shard, h) = guard.shard(k);
-        match read_bytes(shard, h, k, now) {
+        match read_str(shard, h, k, now) {
             Err(e) => return ctx.out.error(e),
-            Ok(v) => inputs.push(v.unwrap_or_default()),
+            Ok(v) => inputs.push(v.map(|s| s.to_bytes().into_owned()).unwrap_or_default()),
         }
     }
     let maxlen = inputs.iter().map(Vec::len).max().unwrap_or(0);

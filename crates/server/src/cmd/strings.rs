@@ -188,7 +188,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
     if o.get && !reply_get(ctx, &mut shard, h, key, now) {
         return;
     }
-    let existing = shard.get(h, key, now).map(|e| e.expire_at);
+    let existing = shard.get(h, key, now);
     let found = existing.is_some();
     if (o.nx && found) || (o.xx && !found) {
         if !o.get {
@@ -199,12 +199,22 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
         }
         return;
     }
-    let ttl = match (expire_at, o.keepttl, existing) {
-        (Some(ms), _, _) => ms,
-        (None, true, Some(old)) => old,
-        _ => NO_EXPIRE,
-    };
-    shard.insert(h, key, Value::Str(StrValue::from_bytes(val)), ttl);
+    let value = Value::Str(StrValue::from_bytes(val));
+    match existing {
+        // Overwrite in place: one lookup on the hot path of SET.
+        Some(e) => {
+            let old = e.expire_at;
+            e.value = value;
+            e.lru = engine::shard::lru_clock();
+            let ttl = expire_at.unwrap_or(if o.keepttl { old } else { NO_EXPIRE });
+            if ttl != old {
+                shard.set_expire(h, key, ttl);
+            }
+        }
+        None => {
+            shard.insert(h, key, value, expire_at.unwrap_or(NO_EXPIRE));
+        }
+    }
     if !o.get {
         match style {
             SetReply::Ok => ctx.out.ok(),
