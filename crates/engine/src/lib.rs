@@ -3,6 +3,7 @@
 
 pub mod glob;
 pub mod keyspace;
+pub mod rdb;
 pub mod shard;
 pub mod value;
 
