@@ -26,9 +26,10 @@ fn dump(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.null();
     };
     e.lru = lru_clock();
-    let payload = rdb::dump_payload(&e.value, compress);
+    // Serialize (and compress) a copy, so the shard is not locked meanwhile.
+    let value = e.value.clone();
     drop(shard);
-    ctx.out.bulk(&payload);
+    ctx.out.bulk(&rdb::dump_payload(&value, compress));
 }
 
 /// RESTORE's options.
