@@ -8,7 +8,7 @@ use parking_lot::{Mutex, MutexGuard};
 const SHARD_SHIFT: u32 = 40;
 
 /// The contents a flush removed from a database, to be dropped where the caller likes.
-pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
+pub type Cleared = Vec<hashbrown::HashTable<Box<Entry>>>;
 
 /// One database: a power-of-two array of shards.
 pub struct Db {

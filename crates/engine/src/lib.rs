@@ -2,11 +2,13 @@
 //! threads: the server crate drives it.
 
 pub mod glob;
+pub mod keybytes;
 pub mod keyspace;
 pub mod rdb;
 pub mod shard;
 pub mod value;
 
+pub use keybytes::KeyBytes;
 pub use keyspace::{Db, Keyspace, MultiGuard};
 pub use shard::{hash_key, Entry, Shard, NO_EXPIRE};
 pub use value::{StrValue, Value};
