@@ -179,8 +179,11 @@ impl<'a> Loader<'a> {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            self.line(line)
-                .map_err(|reason| fatal(Some((i + 1, line)), &reason))?;
+            match self.line(line) {
+                Ok(()) => {}
+                Err(Failure::Reason(r)) => return Err(fatal(Some((i + 1, line)), &r)),
+                Err(Failure::Load(e)) => return Err(e),
+            }
         }
         let logfile = self.cfg.get("logfile");
         if !logfile.is_empty() {
@@ -210,8 +213,8 @@ impl<'a> Loader<'a> {
         Ok(())
     }
 
-    /// One non-blank line; Err is the reason for the fatal report.
-    fn line(&mut self, line: &str) -> Result<(), String> {
+    /// One non-blank line.
+    fn line(&mut self, line: &str) -> Result<(), Failure> {
         let Some(argv) = resp::parse::split_args(line.as_bytes()) else {
             return Err("Unbalanced quotes in configuration line".into());
         };
@@ -239,9 +242,9 @@ impl<'a> Loader<'a> {
                 argv[1..].to_vec()
             };
             if matches!(def.kind, Kind::Special(Special::Save)) {
-                return self.save_line(&args);
+                return Ok(self.save_line(&args)?);
             }
-            return self.cfg.set(e.name, &args);
+            return Ok(self.cfg.set(e.name, &args)?);
         }
         let name = argv[0].as_str();
         if DEPRECATED
@@ -251,10 +254,7 @@ impl<'a> Loader<'a> {
             return Ok(());
         }
         match name {
-            "include" if argc == 2 => {
-                self.include(&argv[1])?;
-                Ok(())
-            }
+            "include" if argc == 2 => self.include(&argv[1]).map_err(Failure::Load),
             "rename-command" if argc == 3 => {
                 Err("rename-command is not supported by Skein: commands keep their names".into())
             }
@@ -322,11 +322,21 @@ impl<'a> Loader<'a> {
     }
 }
 
-impl From<LoadError> for String {
-    fn from(e: LoadError) -> String {
-        match e {
-            LoadError::Fatal(s) | LoadError::Log(s) => s,
-        }
+/// Why a line failed: a reason for the report at that line, or an include's own failure.
+enum Failure {
+    Reason(String),
+    Load(LoadError),
+}
+
+impl From<String> for Failure {
+    fn from(r: String) -> Failure {
+        Failure::Reason(r)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(r: &str) -> Failure {
+        Failure::Reason(r.to_string())
     }
 }
 
@@ -408,6 +418,8 @@ mod tests {
             )
         );
         let err = Loader::new(&c).load_string("port \"1").unwrap_err();
-        assert!(String::from(err).contains("Unbalanced quotes in configuration line"));
+        assert!(
+            matches!(err, LoadError::Fatal(t) if t.contains("Unbalanced quotes in configuration line"))
+        );
     }
 }
