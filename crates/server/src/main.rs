@@ -46,7 +46,8 @@ fn load_config(args: &[String]) -> config::Config {
     let st = parse_argv(args);
     let mut cfg = config::Config::default();
     cfg.file = st.file.as_deref().map(absolute);
-    let result = Loader::new(&cfg).load(st.file.as_deref(), st.stdin, &st.options);
+    let file = cfg.file.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let result = Loader::new(&cfg).load(file.as_deref(), st.stdin, &st.options);
     match result {
         Ok(()) => cfg,
         Err(LoadError::Fatal(text)) => {
