@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import SKEIN_BIN, free_port, wait_port
+from conftest import SKEIN_BIN, ServerProc, free_port, wait_port
 from resp_client import RawConn, parse
 
 # Options whose value is a property of the instance, compared by rule below.
@@ -28,8 +28,8 @@ def config_map(conn, *patterns):
     return dict(zip(reply[::2], reply[1::2]))
 
 
-class Started:
-    """A server started with an exact argv in its own directory; stopped by PID."""
+class Started(ServerProc):
+    """A server started with an exact argv in its own directory (removed when it stops)."""
 
     def __init__(self, kind, args, cwd=None, stdin_text=None):
         self.kind = kind
@@ -51,16 +51,6 @@ class Started:
 
     def conn(self):
         return RawConn(self.port)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 @pytest.fixture
@@ -157,7 +147,6 @@ def test_start_from_file_includes_and_overrides(started):
                            "--proto-max-bulk-len", "2Gb"], cwd=d)
         got[kind] = values(s)
         s.stop()
-        shutil.rmtree(d, ignore_errors=True)
     assert got["redis"] == got["skein"]
 
 
@@ -168,7 +157,6 @@ def test_start_from_stdin_and_save_flag(started):
                     stdin_text="maxmemory 1gb\nhz 15\nsave 60 5\n")
         got[kind] = values(s)
         s.stop()
-        shutil.rmtree(s.dir, ignore_errors=True)
     assert got["redis"] == got["skein"]
     # "--save" right before "-" has no value: it adds nothing to stdin's save line.
     assert got["skein"]["save"] == b"*2\r\n$4\r\nsave\r\n$4\r\n60 5\r\n"
@@ -322,18 +310,21 @@ def test_config_rewrite(started):
         c.call("AUTH", "secret")
         assert c.call("CONFIG", "REWRITE") == b"+OK\r\n"
         with open(os.path.join(d, "r.conf")) as f:
-            got[kind] = split_rewrite(f.read(), s.port, d)
-        # The rewritten file loads back to the same values.
+            text = f.read()
+        got[kind] = split_rewrite(text, s.port, d)
         c.close()
         s.stop()
-        s2 = started(kind, ["r.conf", "--port", "{port}"], cwd=d)
+        # The rewritten file loads back to the same values (dir line pointing elsewhere).
+        d2 = os.path.realpath(tempfile.mkdtemp(prefix="skein-cfg-"))
+        with open(os.path.join(d2, "r.conf"), "w") as f:
+            f.write(text.replace('dir "%s"' % d, 'dir "%s"' % d2))
+        s2 = started(kind, ["r.conf", "--port", "{port}"], cwd=d2)
         c = s2.conn()
         c.call("AUTH", "secret")
         reload = {n: c.call("CONFIG", "GET", n) for n, _ in REWRITE_SETS}
         got[kind + "-reload"] = reload
         c.close()
         s2.stop()
-        shutil.rmtree(d, ignore_errors=True)
     assert got["skein"][0] == got["redis"][0]
     assert got["skein"][1] == got["redis"][1]
     assert got["skein-reload"] == got["redis-reload"]
@@ -359,3 +350,24 @@ def test_hot_values_follow_config_set(fresh_skein):
     assert c.call("CONFIG", "SET", "proto-max-bulk-len", "2mb") == b"+OK\r\n"
     assert c.call("SET", "k", big) == b"+OK\r\n"
     c.close()
+
+
+def test_protected_dir_when_enabled(fresh_redis, fresh_skein):
+    """With enable-protected-configs, CONFIG SET dir changes the working directory; a bad
+    directory gets Redis's error and changes nothing."""
+    extra = ["--enable-protected-configs", "yes"]
+    replies = {}
+    for kind, start in (("redis", fresh_redis), ("skein", fresh_skein)):
+        s = start(extra)
+        os.makedirs(os.path.join(s.dir, "sub"))
+        c = RawConn(s.port)
+        got = [c.call("CONFIG", "SET", "dir", "sub"),
+               c.call("CONFIG", "SET", "dir", "/nonexistent-skein-dir"),
+               c.call("CONFIG", "SET", "dbfilename", "x.rdb"),
+               c.call("CONFIG", "GET", "dbfilename")]
+        d = config_map(c, "dir")[b"dir"].decode()
+        assert os.path.realpath(d) == os.path.realpath(os.path.join(s.dir, "sub"))
+        c.call("CONFIG", "SET", "dir", s.dir)
+        c.close()
+        replies[kind] = got
+    assert replies["skein"] == replies["redis"]
