@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod keybytes;
 pub mod keyspace;
+pub mod rdb;
 pub mod shard;
 pub mod value;
 

@@ -5,7 +5,7 @@
 //! client's protocol version (e.g. a null is `$-1` in RESP2 and `_` in RESP3, a map is a flat
 //! array in RESP2).
 
-use crate::fmt::{fmt_g17, itoa};
+use crate::fmt::fmt_g17;
 
 /// Protocol version negotiated with HELLO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -40,8 +40,9 @@ impl ReplyBuf {
     }
 
     fn line(&mut self, prefix: u8, n: i64) {
+        let mut digits = itoa::Buffer::new();
         self.out.push(prefix);
-        self.out.extend_from_slice(itoa(n).as_bytes());
+        self.out.extend_from_slice(digits.format(n).as_bytes());
         self.out.extend_from_slice(b"\r\n");
     }
 
@@ -84,7 +85,8 @@ impl ReplyBuf {
 
     /// Bulk string of an integer's decimal text.
     pub fn bulk_int(&mut self, n: i64) {
-        self.bulk(itoa(n).as_bytes());
+        let mut digits = itoa::Buffer::new();
+        self.bulk(digits.format(n).as_bytes());
     }
 
     pub fn null(&mut self) {

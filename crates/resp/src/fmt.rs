@@ -1,10 +1,5 @@
 //! Number formatting exactly as Redis prints numbers.
 
-/// Decimal text of an integer.
-pub fn itoa(n: i64) -> String {
-    n.to_string()
-}
-
 /// C's `printf("%.17g", d)`.
 pub fn fmt_g17(d: f64) -> String {
     fmt_g(d, 17)

@@ -1,5 +1,6 @@
-//! `skein-server [config-file] [--name value ...]`
+//! `skein-server [/path/to/redis.conf] [--name value ...] [-]`
 
+use skein_server::config::load::{parse_argv, LoadError, Loader};
 use skein_server::{config, log, server::Server};
 use std::sync::Arc;
 
@@ -7,18 +8,57 @@ use std::sync::Arc;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn usage() -> ! {
-    eprintln!("Usage: ./skein-server [/path/to/redis.conf] [options] [-]");
-    eprintln!("       ./skein-server - (read config from stdin)");
-    eprintln!("       ./skein-server -v or --version");
-    eprintln!("       ./skein-server -h or --help");
-    eprintln!();
-    eprintln!("Examples:");
-    eprintln!("       ./skein-server (run the server with default config)");
-    eprintln!("       ./skein-server /etc/redis/6379.conf");
-    eprintln!("       ./skein-server --port 7777");
-    eprintln!("       ./skein-server --port 7777 --replicaof 127.0.0.1 8888");
-    eprintln!("       ./skein-server /etc/myredis.conf --loglevel verbose --sentinel");
+    let lines = [
+        "Usage: ./skein-server [/path/to/redis.conf] [options] [-]",
+        "       ./skein-server - (read config from stdin)",
+        "       ./skein-server -v or --version",
+        "       ./skein-server -h or --help",
+        "",
+        "Examples:",
+        "       ./skein-server (run the server with default conf)",
+        "       echo 'maxmemory 128mb' | ./skein-server -",
+        "       ./skein-server /etc/redis/6379.conf",
+        "       ./skein-server --port 7777",
+        "       ./skein-server --port 7777 --replicaof 127.0.0.1 8888",
+        "       ./skein-server /etc/myredis.conf --loglevel verbose -",
+        "       ./skein-server /etc/myredis.conf --loglevel verbose",
+        "",
+    ];
+    for l in lines {
+        eprintln!("{l}");
+    }
     std::process::exit(1);
+}
+
+/// Redis's getAbsolutePath: `path` joined to the current directory (not resolved).
+fn absolute(path: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(path);
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(p))
+        .unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Read the configuration as redis-server does; on error print Redis's report, exit 1.
+fn load_config(args: &[String]) -> config::Config {
+    let st = parse_argv(args);
+    let mut cfg = config::Config::default();
+    cfg.file = st.file.as_deref().map(absolute);
+    let file = cfg.file.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let result = Loader::new(&cfg).load(file.as_deref(), st.stdin, &st.options);
+    match result {
+        Ok(()) => cfg,
+        Err(LoadError::Fatal(text)) => {
+            eprint!("{text}");
+            std::process::exit(1);
+        }
+        Err(LoadError::Log(text)) => {
+            log::warning(&text);
+            std::process::exit(1);
+        }
+    }
 }
 
 fn main() {
@@ -26,50 +66,17 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("-v" | "--version") => {
             println!(
-                "Skein server v={} (Redis {} compatible) bits=64",
-                env!("CARGO_PKG_VERSION"),
-                skein_server::REDIS_VERSION
+                "Skein server v={} sha=00000000:0 malloc=jemalloc bits=64 build=skein-{}",
+                skein_server::REDIS_VERSION,
+                env!("CARGO_PKG_VERSION")
             );
             return;
         }
         Some("-h" | "--help") => usage(),
         _ => {}
     }
-    let (file, overrides) = config::args_to_text(&args);
-    let mut cfg = config::Config::default();
-    let mut text = String::new();
-    let mut base = std::path::PathBuf::from(".");
-    if let Some(f) = &file {
-        if f == "-" {
-            use std::io::Read;
-            let _ = std::io::stdin().read_to_string(&mut text);
-        } else {
-            match std::fs::read_to_string(f) {
-                Ok(t) => text = t,
-                Err(e) => {
-                    eprintln!("Fatal error, can't open config file '{f}': {e}");
-                    std::process::exit(1);
-                }
-            }
-            let p = std::path::PathBuf::from(f);
-            if let Some(parent) = p.parent() {
-                base = parent.to_path_buf();
-            }
-            cfg.file = std::fs::canonicalize(&p).ok();
-        }
-    }
-    text.push('\n');
-    text.push_str(&overrides);
-    if let Err(e) = cfg.load_text(&text, &base, 0) {
-        eprintln!("{e}");
-        std::process::exit(1);
-    }
+    let cfg = load_config(&args);
     log::init(&cfg.get("logfile"));
-    let dir = cfg.get("dir");
-    if std::env::set_current_dir(&dir).is_err() {
-        eprintln!("Can't chdir to '{dir}'");
-        std::process::exit(1);
-    }
     let pidfile = cfg.get("pidfile");
     if !pidfile.is_empty() {
         let _ = std::fs::write(&pidfile, format!("{}\n", std::process::id()));

@@ -1,5 +1,151 @@
-//! DUMP and RESTORE: Redis's serialized value format (RDB version 10 payload, CRC64 footer).
+//! DUMP and RESTORE: Redis's serialized value format (RDB version 10 payload, CRC64 footer),
+//! encoded and decoded by `engine::rdb`.
 
-use super::Handler;
+use super::args::{self, is, SYNTAX_ERR};
+use super::object::{lfu_minutes, lfu_policy, LRU_CLOCK_MAX};
+use super::{Ctx, Handler};
+use engine::shard::lru_clock;
+use engine::{now_ms, rdb, Entry, NO_EXPIRE};
 
-pub const COMMANDS: &[(&str, Handler)] = &[];
+pub const COMMANDS: &[(&str, Handler)] = &[("dump", dump), ("restore", restore)];
+
+const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+const BAD_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+const BAD_FORMAT: &str = "ERR Bad data format";
+
+/// Whether values are LZF-compressed in payloads (`rdbcompression`, on unless set to no).
+fn compression(ctx: &Ctx) -> bool {
+    ctx.srv.config.get("rdbcompression") != "no"
+}
+
+fn dump(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let compress = compression(ctx);
+    let (mut shard, h) = ctx.db().lock(argv[1]);
+    let Some(e) = shard.get(h, argv[1], now_ms()) else {
+        return ctx.out.null();
+    };
+    e.lru = lru_clock();
+    // Serialize (and compress) a copy, so the shard is not locked meanwhile.
+    let value = e.value.clone();
+    drop(shard);
+    ctx.out.bulk(&rdb::dump_payload(&value, compress));
+}
+
+/// RESTORE's options.
+#[derive(Default)]
+struct RestoreOpts {
+    replace: bool,
+    absttl: bool,
+    idle: Option<i64>,
+    freq: Option<i64>,
+}
+
+fn parse_restore_opts(argv: &[&[u8]]) -> Result<RestoreOpts, &'static str> {
+    let mut o = RestoreOpts::default();
+    let mut j = 4;
+    while j < argv.len() {
+        let has_arg = j + 1 < argv.len();
+        if is(argv[j], "replace") {
+            o.replace = true;
+        } else if is(argv[j], "absttl") {
+            o.absttl = true;
+        } else if is(argv[j], "idletime") && has_arg && o.freq.is_none() {
+            let n = args::int(argv[j + 1])?;
+            if n < 0 {
+                return Err("ERR Invalid IDLETIME value, must be >= 0");
+            }
+            o.idle = Some(n);
+            j += 1;
+        } else if is(argv[j], "freq") && has_arg && o.idle.is_none() {
+            let n = args::int(argv[j + 1])?;
+            if !(0..=255).contains(&n) {
+                return Err("ERR Invalid FREQ value, must be >= 0 and <= 255");
+            }
+            o.freq = Some(n);
+            j += 1;
+        } else {
+            return Err(SYNTAX_ERR);
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// The access-time field of a restored key (objectSetLRUOrLFU): the given FREQ under an LFU
+/// policy, the given IDLETIME otherwise, or now.
+fn restored_lru(opts: &RestoreOpts, lfu: bool) -> u32 {
+    let clock = lru_clock();
+    if lfu {
+        return match opts.freq {
+            Some(f) => (lfu_minutes() << 8) | f as u32,
+            None => clock,
+        };
+    }
+    match opts.idle {
+        Some(idle) => {
+            let idle = idle.wrapping_mul(1000) / 1000;
+            let mut abs = i64::from(clock).wrapping_sub(idle);
+            if abs < 0 {
+                abs = abs.wrapping_add(i64::from(LRU_CLOCK_MAX));
+            }
+            (abs as u32) & LRU_CLOCK_MAX
+        }
+        None => clock,
+    }
+}
+
+fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let opts = match parse_restore_opts(argv) {
+        Ok(o) => o,
+        Err(e) => return ctx.out.error(e),
+    };
+    // Everything that does not depend on the key is worked out before locking; the
+    // errors are still reported in Redis's order (BUSYKEY first).
+    let ttl = match args::int(argv[2]) {
+        Ok(n) if n < 0 => Err(BAD_TTL),
+        r => r,
+    };
+    let payload = argv[3];
+    let value = if !rdb::verify_payload(payload, false) {
+        Err(BAD_PAYLOAD)
+    } else {
+        rdb::load_payload(payload).map_err(|_| BAD_FORMAT)
+    };
+    let lfu = lfu_policy(ctx);
+    let key = argv[1];
+    let now = now_ms();
+    let (mut shard, h) = ctx.db().lock(key);
+    if !opts.replace && shard.get(h, key, now).is_some() {
+        return ctx.out.error(BUSYKEY);
+    }
+    let mut ttl = match ttl {
+        Ok(t) => t,
+        Err(e) => return ctx.out.error(e),
+    };
+    let value = match value {
+        Ok(v) => v,
+        Err(e) => return ctx.out.error(e),
+    };
+    if opts.replace {
+        shard.remove(h, key);
+    }
+    if ttl != 0 && !opts.absttl {
+        // Redis adds without an overflow check; a wrapped (negative) time reads as expired.
+        ttl = ttl.wrapping_add(now);
+    }
+    if ttl != 0 && ttl <= now {
+        // Already expired: the key is simply gone.
+        return ctx.out.ok();
+    }
+    shard.insert_entry(
+        h,
+        Entry {
+            key: key.into(),
+            value,
+            expire_at: if ttl == 0 { NO_EXPIRE } else { ttl },
+            lru: restored_lru(&opts, lfu),
+        },
+    );
+    ctx.out.ok();
+}

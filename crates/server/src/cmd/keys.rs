@@ -9,7 +9,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("del", del),
     ("unlink", del),
     ("exists", exists),
-    ("touch", exists),
+    ("touch", touch),
     ("type", type_cmd),
     ("ttl", ttl),
     ("pttl", pttl),
@@ -43,20 +43,31 @@ fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.int(n);
 }
 
-/// EXISTS and TOUCH: count the keys present (a key named twice counts twice).
-fn exists(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let keys = &argv[1..];
+/// Count the keys present (a key named twice counts twice); `touch` also marks them
+/// accessed.
+fn count_present(ctx: &mut Ctx, keys: &[&[u8]], touch: bool) {
     let now = now_ms();
     let mut guard = ctx.db().lock_many(keys);
     let mut n = 0;
     for k in keys {
         let (shard, h) = guard.shard(k);
         if let Some(e) = shard.get(h, k, now) {
-            e.lru = engine::shard::lru_clock();
+            if touch {
+                e.lru = engine::shard::lru_clock();
+            }
             n += 1;
         }
     }
     ctx.out.int(n);
+}
+
+/// EXISTS: looks without touching (LOOKUP_NOTOUCH).
+fn exists(ctx: &mut Ctx, argv: &[&[u8]]) {
+    count_present(ctx, &argv[1..], false);
+}
+
+fn touch(ctx: &mut Ctx, argv: &[&[u8]]) {
+    count_present(ctx, &argv[1..], true);
 }
 
 fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -223,10 +234,7 @@ fn keys(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let Some(cursor) = std::str::from_utf8(argv[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    else {
+    let Some(cursor) = parse_cursor(argv[1]) else {
         return ctx.out.error("ERR invalid cursor");
     };
     let mut count = 10usize;
@@ -271,6 +279,22 @@ fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.array(2);
     ctx.out.bulk(next.to_string().as_bytes());
     ctx.out.bulk_array(found.iter());
+}
+
+/// A SCAN cursor as Redis reads it (strtoul, base 10): optional sign, digits, no spaces, no
+/// overflow; a minus sign negates modulo 2^64, and an empty string is cursor 0.
+pub fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let (neg, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 fn randomkey(ctx: &mut Ctx, _argv: &[&[u8]]) {

@@ -8,6 +8,7 @@ pub mod args;
 pub mod bitmaps;
 pub mod client;
 pub mod command;
+pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
@@ -85,6 +86,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         connection::COMMANDS,
         client::COMMANDS,
         server_cmds::COMMANDS,
+        config::COMMANDS,
         command::COMMANDS,
         info::COMMANDS,
         slowlog::COMMANDS,

@@ -1,5 +1,322 @@
 //! OBJECT and the keyspace commands that move values: COPY, MOVE.
 
-use super::Handler;
+use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
+use super::{Ctx, Handler};
+use engine::shard::lru_clock;
+use engine::{now_ms, Entry, MultiGuard, Shard, StrValue, Value};
+use parking_lot::MutexGuard;
 
-pub const COMMANDS: &[(&str, Handler)] = &[];
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("object|help", object_help),
+    ("object|encoding", object_encoding),
+    ("object|freq", object_freq),
+    ("object|idletime", object_idletime),
+    ("object|refcount", object_refcount),
+    ("copy", copy),
+    ("move", move_cmd),
+];
+
+const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+
+/// The largest value of the 24-bit LRU clock (LRU_CLOCK_MAX).
+pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
+
+/// Integers 0..OBJ_SHARED_INTEGERS are shared objects in Redis, whose refcount reads as
+/// OBJ_SHARED_REFCOUNT.
+const OBJ_SHARED_INTEGERS: i64 = 10_000;
+const OBJ_SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// Is an LFU `maxmemory-policy` selected?
+pub fn lfu_policy(ctx: &Ctx) -> bool {
+    ctx.srv.config.get("maxmemory-policy").ends_with("-lfu")
+}
+
+/// LFUGetTimeInMinutes: the 16-bit minute clock of the LFU access time.
+pub fn lfu_minutes() -> u32 {
+    ((now_ms() / 1000 / 60) & 0xffff) as u32
+}
+
+/// Reply with a help text the way Redis's addReplyHelp does.
+pub fn reply_help(ctx: &mut Ctx, cmd: &[u8], lines: &[&str]) {
+    ctx.out.array(lines.len() + 3);
+    ctx.out.simple(&format!(
+        "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        String::from_utf8_lossy(cmd).to_uppercase()
+    ));
+    for l in lines {
+        ctx.out.simple(l);
+    }
+    ctx.out.simple("HELP");
+    ctx.out.simple("    Prints this help.");
+}
+
+fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
+    reply_help(
+        ctx,
+        argv[0],
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    );
+}
+
+/// Look the key up without touching its access time, and reply with what `f` computes, or
+/// null when the key is absent. `f` may instead return an error text.
+fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &'static str>) {
+    let (mut shard, h) = ctx.db().lock(key);
+    let r = shard.get(h, key, now_ms()).map(|e| f(e));
+    drop(shard);
+    match r {
+        None => ctx.out.null(),
+        Some(Ok(n)) => ctx.out.int(n),
+        Some(Err(e)) => ctx.out.error(e),
+    }
+}
+
+fn object_encoding(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let key = argv[2];
+    let (mut shard, h) = ctx.db().lock(key);
+    let enc = shard.get(h, key, now_ms()).map(|e| e.value.encoding());
+    drop(shard);
+    match enc {
+        Some(enc) => ctx.out.bulk(enc.as_bytes()),
+        None => ctx.out.null(),
+    }
+}
+
+fn object_freq(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let lfu = lfu_policy(ctx);
+    let decay = ctx.srv.config.get_i64("lfu-decay-time");
+    with_entry(ctx, argv[2], |e| {
+        if !lfu {
+            return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        }
+        Ok(lfu_decr_and_return(e.lru, decay))
+    });
+}
+
+/// LFUDecrAndReturn: the LFU counter in `lru` (16-bit minutes, 8-bit counter) after the
+/// decay periods elapsed since its last access.
+fn lfu_decr_and_return(lru: u32, decay_time: i64) -> i64 {
+    let ldt = i64::from(lru >> 8);
+    let counter = i64::from(lru & 255);
+    let now = i64::from(lfu_minutes());
+    let elapsed = if now >= ldt {
+        now - ldt
+    } else {
+        65535 - ldt + now
+    };
+    let periods = if decay_time > 0 {
+        elapsed / decay_time
+    } else {
+        0
+    };
+    (counter - periods).max(0)
+}
+
+fn object_idletime(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let lfu = lfu_policy(ctx);
+    with_entry(ctx, argv[2], |e| {
+        if lfu {
+            return Err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        }
+        // estimateObjectIdleTime, in seconds (the clock's resolution).
+        let clock = lru_clock();
+        let lru = e.lru & LRU_CLOCK_MAX;
+        Ok(i64::from(if clock >= lru {
+            clock - lru
+        } else {
+            clock + (LRU_CLOCK_MAX - lru)
+        }))
+    });
+}
+
+fn object_refcount(ctx: &mut Ctx, argv: &[&[u8]]) {
+    // Redis shares the objects of small integers unless maxmemory is set with an LRU or
+    // LFU policy (MAXMEMORY_FLAG_NO_SHARED_INTEGERS).
+    let policy = ctx.srv.config.get("maxmemory-policy");
+    let shared_ok = ctx.srv.config.get_i64("maxmemory") == 0
+        || !(policy.ends_with("-lru") || policy.ends_with("-lfu"));
+    with_entry(ctx, argv[2], |e| {
+        Ok(match &e.value {
+            Value::Str(StrValue::Int(n)) if shared_ok && (0..OBJ_SHARED_INTEGERS).contains(n) => {
+                OBJ_SHARED_REFCOUNT
+            }
+            _ => 1,
+        })
+    })
+}
+
+/// A database number argument: an int (getIntFromObjectOrReply) naming an existing database.
+fn parse_db(ctx: &Ctx, arg: &[u8]) -> Result<usize, &'static str> {
+    let n = args::int(arg)?;
+    if i32::try_from(n).is_err() {
+        return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
+    }
+    if n < 0 || n as usize >= ctx.srv.keyspace.len() {
+        return Err(DB_OUT_OF_RANGE);
+    }
+    Ok(n as usize)
+}
+
+/// Access to the locked shards of a transfer's source and destination keys.
+trait Pair {
+    fn src(&mut self) -> (&mut Shard, u64);
+    fn dst(&mut self) -> (&mut Shard, u64);
+}
+
+/// Both keys in one database.
+struct SameDb<'a, 'k> {
+    guard: MultiGuard<'a>,
+    src: &'k [u8],
+    dst: &'k [u8],
+}
+
+impl Pair for SameDb<'_, '_> {
+    fn src(&mut self) -> (&mut Shard, u64) {
+        self.guard.shard(self.src)
+    }
+    fn dst(&mut self) -> (&mut Shard, u64) {
+        self.guard.shard(self.dst)
+    }
+}
+
+/// Keys in two databases.
+struct TwoDbs<'a> {
+    src: (MutexGuard<'a, Shard>, u64),
+    dst: (MutexGuard<'a, Shard>, u64),
+}
+
+impl Pair for TwoDbs<'_> {
+    fn src(&mut self) -> (&mut Shard, u64) {
+        (&mut self.src.0, self.src.1)
+    }
+    fn dst(&mut self) -> (&mut Shard, u64) {
+        (&mut self.dst.0, self.dst.1)
+    }
+}
+
+/// Copy or move `src` (database `from`) to `dst` (database `to`). `replace` overwrites an
+/// existing destination; `copy` keeps the source. Returns whether anything was written.
+#[allow(clippy::too_many_arguments)]
+fn transfer(
+    ctx: &Ctx,
+    from: usize,
+    to: usize,
+    src: &[u8],
+    dst: &[u8],
+    replace: bool,
+    copy: bool,
+) -> bool {
+    let ks = &ctx.srv.keyspace;
+    if from == to {
+        let guard = ks.db(from).lock_many(&[src, dst]);
+        return transfer_locked(&mut SameDb { guard, src, dst }, src, dst, replace, copy);
+    }
+    // Two databases: lock the lower database's shard first (the keyspace's lock order).
+    let (a, b) = (ks.db(from), ks.db(to));
+    let mut pair = if from < to {
+        let s = a.lock(src);
+        TwoDbs {
+            src: s,
+            dst: b.lock(dst),
+        }
+    } else {
+        let d = b.lock(dst);
+        TwoDbs {
+            src: a.lock(src),
+            dst: d,
+        }
+    };
+    transfer_locked(&mut pair, src, dst, replace, copy)
+}
+
+fn transfer_locked(p: &mut impl Pair, src: &[u8], dst: &[u8], replace: bool, copy: bool) -> bool {
+    let now = now_ms();
+    let (s, sh) = p.src();
+    let Some(e) = s.get(sh, src, now) else {
+        return false;
+    };
+    if copy {
+        // COPY reads the source (lookupKeyRead touches it).
+        e.lru = lru_clock();
+    }
+    let (d, dh) = p.dst();
+    if d.get(dh, dst, now).is_some() && !replace {
+        return false;
+    }
+    let (s, sh) = p.src();
+    let entry = if copy {
+        let Some(e) = s.peek(sh, src) else {
+            return false;
+        };
+        Entry {
+            key: dst.into(),
+            value: e.value.clone(),
+            expire_at: e.expire_at,
+            lru: lru_clock(),
+        }
+    } else {
+        let Some(mut e) = s.remove(sh, src) else {
+            return false;
+        };
+        e.key = dst.into();
+        e
+    };
+    let (d, dh) = p.dst();
+    d.insert_entry(dh, entry);
+    true
+}
+
+/// COPY source destination [DB destination-db] [REPLACE]
+fn copy(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let from = ctx.client.db;
+    let mut to = from;
+    let mut replace = false;
+    let mut j = 3;
+    while j < argv.len() {
+        if is(argv[j], "replace") {
+            replace = true;
+        } else if is(argv[j], "db") && j + 1 < argv.len() {
+            match parse_db(ctx, argv[j + 1]) {
+                Ok(n) => to = n,
+                Err(e) => return ctx.out.error(e),
+            }
+            j += 1;
+        } else {
+            return ctx.out.error(SYNTAX_ERR);
+        }
+        j += 1;
+    }
+    let (src, dst) = (argv[1], argv[2]);
+    if from == to && src == dst {
+        return ctx.out.error(SAME_OBJECT);
+    }
+    let done = transfer(ctx, from, to, src, dst, replace, true);
+    ctx.out.int(i64::from(done));
+}
+
+/// MOVE key db
+fn move_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let from = ctx.client.db;
+    let to = match parse_db(ctx, argv[2]) {
+        Ok(n) => n,
+        Err(e) => return ctx.out.error(e),
+    };
+    if from == to {
+        return ctx.out.error(SAME_OBJECT);
+    }
+    let done = transfer(ctx, from, to, argv[1], argv[1], false, false);
+    ctx.out.int(i64::from(done));
+}

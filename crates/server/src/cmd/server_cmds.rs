@@ -1,4 +1,4 @@
-//! Server commands: DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, TIME, CONFIG, SHUTDOWN.
+//! Server commands: DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, TIME, SHUTDOWN.
 
 use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
 use super::{Ctx, Handler};
@@ -10,9 +10,6 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("flushall", flushall),
     ("swapdb", swapdb),
     ("time", time),
-    ("config|get", config_get),
-    ("config|set", config_set),
-    ("config|resetstat", config_resetstat),
     ("shutdown", shutdown),
 ];
 
@@ -86,74 +83,6 @@ fn time(ctx: &mut Ctx, _argv: &[&[u8]]) {
     ctx.out.array(2);
     ctx.out.bulk(now.as_secs().to_string().as_bytes());
     ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
-}
-
-fn config_get(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let mut pairs: Vec<(&'static str, String)> = Vec::new();
-    for pat in &argv[2..] {
-        for (k, v) in ctx.srv.config.matching(pat) {
-            if !pairs.iter().any(|(n, _)| *n == k) {
-                pairs.push((k, v));
-            }
-        }
-    }
-    ctx.out.map(pairs.len());
-    for (k, v) in pairs {
-        ctx.out.bulk(k.as_bytes());
-        ctx.out.bulk(v.as_bytes());
-    }
-}
-
-fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
-    if !argv.len().is_multiple_of(2) {
-        return ctx
-            .out
-            .error("ERR wrong number of arguments for 'config|set' command");
-    }
-    // Check everything first: CONFIG SET is all or nothing.
-    let mut changes = Vec::new();
-    for pair in argv[2..].chunks(2) {
-        let name = args::text(pair[0]);
-        let Some(def) = crate::config::find_option(&name) else {
-            return ctx.out.error(&format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            ));
-        };
-        if !def.mutable {
-            return ctx.out.error(&format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
-            ));
-        }
-        let value = args::text(pair[1]);
-        let words: Vec<String> = match def.kind {
-            crate::config::Kind::List => value.split_whitespace().map(String::from).collect(),
-            _ => vec![value],
-        };
-        if let Err(e) = crate::config::normalize(def, &words) {
-            return ctx.out.error(&format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - {e}"
-            ));
-        }
-        changes.push((def.name, words));
-    }
-    for (name, words) in changes {
-        // Checked above, so this cannot fail.
-        let _ = ctx.srv.config.set(name, &words);
-    }
-    ctx.out.ok();
-}
-
-fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.srv.stats.reset();
-    for c in &ctx.srv.commands.all {
-        for slot in c.counters.iter() {
-            slot.calls.store(0, Relaxed);
-            slot.usec.store(0, Relaxed);
-            slot.rejected.store(0, Relaxed);
-            slot.failed.store(0, Relaxed);
-        }
-    }
-    ctx.out.ok();
 }
 
 fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {

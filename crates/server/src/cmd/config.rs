@@ -1,0 +1,97 @@
+//! CONFIG GET, SET, RESETSTAT, REWRITE, HELP.
+
+use super::{Ctx, Handler};
+use std::sync::atomic::Ordering::Relaxed;
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("config|get", config_get),
+    ("config|set", config_set),
+    ("config|resetstat", config_resetstat),
+    ("config|rewrite", config_rewrite),
+    ("config|help", config_help),
+];
+
+/// Redis's addReplyHelp: "<CMD> <subcommand> ..." header, the lines, then HELP's own.
+pub fn reply_help(ctx: &mut Ctx, cmd: &[u8], lines: &[&str]) {
+    let name = String::from_utf8_lossy(cmd).to_uppercase();
+    ctx.out.array(lines.len() + 3);
+    ctx.out.simple(&format!(
+        "{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    ));
+    for l in lines {
+        ctx.out.simple(l);
+    }
+    ctx.out.simple("HELP");
+    ctx.out.simple("    Prints this help.");
+}
+
+fn config_help(ctx: &mut Ctx, argv: &[&[u8]]) {
+    reply_help(
+        ctx,
+        argv[0],
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+}
+
+fn config_get(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let pairs = ctx.srv.config.get_matching(&argv[2..]);
+    ctx.out.map(pairs.len());
+    for (k, v) in pairs {
+        ctx.out.bulk(k.as_bytes());
+        ctx.out.bulk(v.as_bytes());
+    }
+}
+
+/// Is the client on a loopback address or a Unix socket (Redis's islocalClient)?
+fn is_local(ctx: &Ctx) -> bool {
+    let info = &ctx.client.info;
+    if info.is_unix {
+        return true;
+    }
+    let host = match info.addr.rfind(':') {
+        Some(i) => &info.addr[..i],
+        None => info.addr.as_str(),
+    };
+    host.starts_with("127.") || host == "::1" || host == "[::1]"
+}
+
+fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if argv.len() % 2 == 1 {
+        return ctx.out.error(super::args::SYNTAX_ERR);
+    }
+    let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();
+    let local = is_local(ctx);
+    match ctx.srv.config.config_set(&pairs, local) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.out.error(&e),
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    ctx.srv.stats.reset();
+    for c in &ctx.srv.commands.all {
+        for slot in c.counters.iter() {
+            slot.calls.store(0, Relaxed);
+            slot.usec.store(0, Relaxed);
+            slot.rejected.store(0, Relaxed);
+            slot.failed.store(0, Relaxed);
+        }
+    }
+    ctx.out.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    match crate::config::rewrite::rewrite(&ctx.srv.config) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.out.error(&e),
+    }
+}

@@ -1,0 +1,347 @@
+//! Configuration: Redis's `redis.conf` syntax, `--name value` overrides, CONFIG GET, SET
+//! and REWRITE.
+//!
+//! Every option is a row of [`table::OPTIONS`] (Redis 7.0.15's names, aliases, flags,
+//! kinds, defaults, bounds). Values are kept as their canonical text (what CONFIG GET
+//! prints); [`value`] parses and prints each kind, [`load`] reads files and the command
+//! line, [`rewrite`] writes the file back.
+
+pub mod load;
+pub mod rewrite;
+pub mod table;
+pub mod value;
+
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+pub use load::{args_to_text, quote_arg};
+pub use table::{Kind, OptionDef, OPTIONS};
+use table::{Special, HIDDEN, IMMUTABLE, MULTI_ARG, PROTECTED};
+
+/// A registered option name: the row, and whether the name is the row's alias.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub index: usize,
+    /// The name as registered (the alias for an alias entry).
+    pub name: &'static str,
+    pub is_alias: bool,
+}
+
+impl Entry {
+    pub fn def(&self) -> &'static OptionDef {
+        &OPTIONS[self.index]
+    }
+}
+
+/// Every registered name (primary names and aliases), in table order.
+pub fn entries() -> &'static [Entry] {
+    static ENTRIES: OnceLock<Vec<Entry>> = OnceLock::new();
+    ENTRIES.get_or_init(|| {
+        let mut v = Vec::new();
+        for (index, o) in OPTIONS.iter().enumerate() {
+            v.push(Entry {
+                index,
+                name: o.name,
+                is_alias: false,
+            });
+            if let Some(a) = o.alias {
+                v.push(Entry {
+                    index,
+                    name: a,
+                    is_alias: true,
+                });
+            }
+        }
+        v
+    })
+}
+
+/// Look a name up, case-insensitively, among names and aliases.
+pub fn lookup(name: &str) -> Option<Entry> {
+    static MAP: OnceLock<HashMap<&'static str, Entry>> = OnceLock::new();
+    let map = MAP.get_or_init(|| entries().iter().map(|e| (e.name, *e)).collect());
+    map.get(name.to_ascii_lowercase().as_str()).copied()
+}
+
+pub fn find_option(name: &str) -> Option<&'static OptionDef> {
+    lookup(name).map(|e| e.def())
+}
+
+/// Parse a memory amount as Redis's memtoull does (`1gb`, `10k`, `512`).
+pub fn parse_memory(s: &str) -> Option<i64> {
+    value::memtoull(s).map(|v| v as i64)
+}
+
+/// Values read on every command, kept as atomics so the command path takes no lock.
+/// Recomputed after every change (start-up, CONFIG SET).
+#[derive(Default)]
+pub struct Hot {
+    pub proto_max_bulk_len: AtomicI64,
+    pub client_query_buffer_limit: AtomicI64,
+    /// Hard output-buffer limit for normal clients (0 = none).
+    pub output_hard_limit: AtomicI64,
+}
+
+/// The live configuration.
+pub struct Config {
+    /// Canonical value of each row of [`OPTIONS`] (unused for `dir`: the current directory).
+    values: RwLock<Vec<String>>,
+    /// `user` lines from the config file (kept for CONFIG REWRITE).
+    pub users: Mutex<Vec<String>>,
+    /// The config file given at start (absolute), for CONFIG REWRITE.
+    pub file: Option<std::path::PathBuf>,
+    pub hot: Hot,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let c = Config {
+            values: RwLock::new(OPTIONS.iter().map(value::default_text).collect()),
+            users: Mutex::new(Vec::new()),
+            file: None,
+            hot: Hot::default(),
+        };
+        c.refresh_hot();
+        c
+    }
+}
+
+/// Why CONFIG SET refused (the full error reply, without the leading '-').
+pub type SetError = String;
+
+impl Config {
+    /// Recompute [`Hot`] from the values.
+    fn refresh_hot(&self) {
+        self.hot
+            .proto_max_bulk_len
+            .store(self.get_i64("proto-max-bulk-len"), Relaxed);
+        self.hot
+            .client_query_buffer_limit
+            .store(self.get_i64("client-query-buffer-limit"), Relaxed);
+        let limits = value::read_obuf(&self.get("client-output-buffer-limit"));
+        self.hot
+            .output_hard_limit
+            .store(limits[0].0.min(i64::MAX as u64) as i64, Relaxed);
+    }
+
+    /// The canonical value of option `i` (CONFIG GET's text).
+    fn value_at(&self, i: usize) -> String {
+        if matches!(OPTIONS[i].kind, Kind::Special(Special::Dir)) {
+            return value::current_dir();
+        }
+        self.values.read()[i].clone()
+    }
+
+    /// An option's value as CONFIG GET prints it ("" for unknown names).
+    pub fn get(&self, name: &str) -> String {
+        lookup(name)
+            .map(|e| self.value_at(e.index))
+            .unwrap_or_default()
+    }
+
+    /// A numeric option's value (0 when not a number; percentages are negative).
+    pub fn get_i64(&self, name: &str) -> i64 {
+        match lookup(name) {
+            Some(e) => match e.def().kind {
+                Kind::Num { fmt, .. } => value::canonical_number(&self.value_at(e.index), fmt),
+                _ => self.value_at(e.index).parse().unwrap_or(0),
+            },
+            None => 0,
+        }
+    }
+
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) == "yes"
+    }
+
+    /// Store a canonical value directly (start-up loading, after checks).
+    fn store(&self, index: usize, v: String) {
+        if !matches!(OPTIONS[index].kind, Kind::Special(Special::Dir)) {
+            self.values.write()[index] = v;
+        }
+    }
+
+    /// Check `args` for option `name` and store the result, as a config-file line would.
+    /// Returns Redis's reason text on error.
+    pub fn set(&self, name: &str, args: &[String]) -> Result<(), String> {
+        let e = lookup(name).ok_or("Bad directive or wrong number of arguments")?;
+        let v = value::parse(e.def(), args, &self.value_at(e.index))?;
+        self.store(e.index, apply(e.def(), v));
+        self.refresh_hot();
+        Ok(())
+    }
+
+    /// CONFIG SET name value [name value ...]: all or nothing, Redis's checks and errors in
+    /// Redis's order. `local` says whether the client is local (enable-protected-configs).
+    pub fn config_set(&self, pairs: &[(&[u8], &[u8])], local: bool) -> Result<(), SetError> {
+        let text = |a: &[u8]| String::from_utf8_lossy(a).into_owned();
+        let mut found: Vec<Entry> = Vec::new();
+        for (name, _) in pairs {
+            let name = text(name);
+            let Some(e) = lookup(&name) else {
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ));
+            };
+            let def = e.def();
+            let protected_ok = match self.get("enable-protected-configs").as_str() {
+                "yes" => true,
+                "local" => local,
+                _ => false,
+            };
+            let reason = if def.has(IMMUTABLE) {
+                Some("can't set immutable config")
+            } else if def.has(PROTECTED) && !protected_ok {
+                Some("can't set protected config")
+            } else if found.iter().any(|f| f.name == e.name) {
+                Some("duplicate parameter")
+            } else {
+                None
+            };
+            if let Some(r) = reason {
+                return Err(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {r}"
+                ));
+            }
+            found.push(e);
+        }
+        // Compute every new value against a working copy, then commit it whole.
+        let old_dir = value::current_dir();
+        let mut work: Vec<String> = self.values.read().clone();
+        for (e, (_, raw)) in found.iter().zip(pairs) {
+            let def = e.def();
+            let raw = text(raw);
+            let args: Vec<String> = if def.has(MULTI_ARG) {
+                if raw.is_empty() {
+                    Vec::new()
+                } else {
+                    raw.split(' ').map(String::from).collect()
+                }
+            } else {
+                vec![raw]
+            };
+            let current = if matches!(def.kind, Kind::Special(Special::Dir)) {
+                value::current_dir()
+            } else {
+                work[e.index].clone()
+            };
+            match value::parse(def, &args, &current) {
+                Ok(v) => work[e.index] = apply(def, v),
+                Err(reason) => {
+                    if found.iter().any(|f| f.def().name == "dir") {
+                        let _ = std::env::set_current_dir(&old_dir);
+                    }
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{}') - {}",
+                        e.name, reason
+                    ));
+                }
+            }
+        }
+        *self.values.write() = work;
+        self.refresh_hot();
+        Ok(())
+    }
+
+    /// CONFIG GET: (name, value) pairs for each pattern, names as Redis registers them;
+    /// an exact name (no glob characters) matches case-insensitively and finds hidden
+    /// options too, and is answered under the name as given.
+    pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let seen = |out: &Vec<(String, String)>, n: &str| {
+            out.iter().any(|(k, _)| k.eq_ignore_ascii_case(n))
+        };
+        for pat in patterns {
+            let p = String::from_utf8_lossy(pat).into_owned();
+            if !p.contains(['[', '*', '?']) {
+                if seen(&out, &p) {
+                    continue;
+                }
+                if let Some(e) = lookup(&p) {
+                    out.push((p, self.value_at(e.index)));
+                }
+                continue;
+            }
+            for e in entries() {
+                if e.def().has(HIDDEN) || seen(&out, e.name) {
+                    continue;
+                }
+                if engine::glob::glob_match(pat, e.name.as_bytes(), true) {
+                    out.push((e.name.to_string(), self.value_at(e.index)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Effective worker count: `workers`, else `io-threads` if raised, else the cores.
+    pub fn workers(&self) -> usize {
+        let w = self.get_i64("workers");
+        if w > 0 {
+            return w as usize;
+        }
+        let io = self.get_i64("io-threads");
+        if io > 1 {
+            return io as usize;
+        }
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    }
+}
+
+/// What Redis's apply step does to a freshly set value (hz is capped to 1..=500).
+fn apply(def: &OptionDef, v: String) -> String {
+    if def.name == "hz" {
+        let hz: i64 = v.parse().unwrap_or(10);
+        return hz.clamp(1, 500).to_string();
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(c: &Config, pairs: &[(&str, &str)]) -> Result<(), String> {
+        let p: Vec<(&[u8], &[u8])> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
+            .collect();
+        c.config_set(&p, true)
+    }
+
+    #[test]
+    fn defaults_print_as_redis() {
+        let c = Config::default();
+        assert_eq!(c.get("maxmemory"), "0");
+        assert_eq!(c.get("proto-max-bulk-len"), "536870912");
+        assert_eq!(c.get("slave-priority"), "100");
+        assert_eq!(c.get("oom-score-adj"), "no");
+        assert_eq!(c.get("unixsocketperm"), "0");
+        assert_eq!(
+            c.get("client-output-buffer-limit"),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
+    }
+
+    #[test]
+    fn set_is_atomic_and_checked() {
+        let c = Config::default();
+        assert!(set(&c, &[("maxmemory", "1gb"), ("hz", "x")]).is_err());
+        assert_eq!(c.get("maxmemory"), "0");
+        set(&c, &[("maxmemory", "1gb"), ("hz", "1000")]).unwrap();
+        assert_eq!(c.get("maxmemory"), "1073741824");
+        assert_eq!(c.get("hz"), "500");
+        assert_eq!(
+            set(&c, &[("port", "1"), ("PORT", "2")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'PORT') - duplicate parameter"
+        );
+        set(&c, &[("proto-max-bulk-len", "2mb")]).unwrap();
+        assert_eq!(c.hot.proto_max_bulk_len.load(Relaxed), 2 << 20);
+        set(&c, &[("client-output-buffer-limit", "normal 1mb 0 0")]).unwrap();
+        assert_eq!(c.hot.output_hard_limit.load(Relaxed), 1 << 20);
+    }
+}
