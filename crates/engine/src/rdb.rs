@@ -156,7 +156,8 @@ pub fn object_type(v: &Value) -> u8 {
 pub fn write_object(out: &mut Vec<u8>, v: &Value, compress: bool) {
     match v {
         Value::Str(StrValue::Int(n)) => write_int_string(out, *n),
-        Value::Str(StrValue::Bytes { data, .. }) => write_string(out, data, compress),
+        Value::Str(StrValue::Embstr(data)) => write_string(out, data, compress),
+        Value::Str(StrValue::Raw(data)) => write_string(out, data, compress),
     }
 }
 

@@ -9,14 +9,17 @@ pub enum Value {
     Str(StrValue),
 }
 
-/// A string value, in the encoding Redis would pick for it.
+/// A string value, in the encoding Redis would pick for it. 24 bytes: the three variants
+/// share the space of one `Vec` (see the size test below).
 #[derive(Clone, Debug, PartialEq)]
 pub enum StrValue {
     /// A decimal integer that round-trips (`OBJECT ENCODING` says `int`).
     Int(i64),
-    /// Bytes. `embstr` records whether Redis would report `embstr` (created whole and at
-    /// most 44 bytes) or `raw` (longer, or modified in place by APPEND/SETRANGE/SETBIT).
-    Bytes { data: Vec<u8>, embstr: bool },
+    /// Bytes written whole and at most 44 long (`embstr`), exactly sized.
+    Embstr(Box<[u8]>),
+    /// Bytes longer than 44, or modified in place by APPEND/SETRANGE/SETBIT (`raw`); a
+    /// `Vec` so appends are amortized.
+    Raw(Vec<u8>),
 }
 
 impl StrValue {
@@ -27,17 +30,42 @@ impl StrValue {
                 return StrValue::Int(n);
             }
         }
-        StrValue::Bytes {
-            data: b.to_vec(),
-            embstr: b.len() <= EMBSTR_SIZE_LIMIT,
+        Self::created(b.to_vec())
+    }
+
+    /// createStringObject: `embstr` up to 44 bytes, `raw` beyond; never `int`.
+    pub fn created(data: Vec<u8>) -> StrValue {
+        if data.len() <= EMBSTR_SIZE_LIMIT {
+            StrValue::Embstr(data.into_boxed_slice())
+        } else {
+            StrValue::Raw(data)
         }
     }
 
     /// Bytes modified in place (APPEND, SETRANGE, SETBIT...): always `raw`.
     pub fn raw(data: Vec<u8>) -> StrValue {
-        StrValue::Bytes {
-            data,
-            embstr: false,
+        StrValue::Raw(data)
+    }
+
+    /// The bytes of a non-integer string (`None` for `int`).
+    pub fn as_slice(&self) -> Option<&[u8]> {
+        match self {
+            StrValue::Int(_) => None,
+            StrValue::Embstr(b) => Some(b),
+            StrValue::Raw(v) => Some(v),
+        }
+    }
+
+    /// Turn the value into `raw` (if it is not already) and give its bytes for in-place
+    /// modification.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if !matches!(self, StrValue::Raw(_)) {
+            let data = std::mem::replace(self, StrValue::Int(0)).into_vec();
+            *self = StrValue::Raw(data);
+        }
+        match self {
+            StrValue::Raw(v) => v,
+            _ => unreachable!("made raw above"),
         }
     }
 
@@ -45,7 +73,8 @@ impl StrValue {
     pub fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         match self {
             StrValue::Int(n) => std::borrow::Cow::Owned(n.to_string().into_bytes()),
-            StrValue::Bytes { data, .. } => std::borrow::Cow::Borrowed(data),
+            StrValue::Embstr(b) => std::borrow::Cow::Borrowed(b),
+            StrValue::Raw(v) => std::borrow::Cow::Borrowed(v),
         }
     }
 
@@ -53,14 +82,16 @@ impl StrValue {
     pub fn into_vec(self) -> Vec<u8> {
         match self {
             StrValue::Int(n) => n.to_string().into_bytes(),
-            StrValue::Bytes { data, .. } => data,
+            StrValue::Embstr(b) => b.into_vec(),
+            StrValue::Raw(v) => v,
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
             StrValue::Int(n) => int_len(*n),
-            StrValue::Bytes { data, .. } => data.len(),
+            StrValue::Embstr(b) => b.len(),
+            StrValue::Raw(v) => v.len(),
         }
     }
 
@@ -72,8 +103,8 @@ impl StrValue {
     pub fn encoding(&self) -> &'static str {
         match self {
             StrValue::Int(_) => "int",
-            StrValue::Bytes { embstr: true, .. } => "embstr",
-            StrValue::Bytes { embstr: false, .. } => "raw",
+            StrValue::Embstr(_) => "embstr",
+            StrValue::Raw(_) => "raw",
         }
     }
 
@@ -81,7 +112,8 @@ impl StrValue {
     pub fn heap_size(&self) -> usize {
         match self {
             StrValue::Int(_) => 0,
-            StrValue::Bytes { data, .. } => data.capacity(),
+            StrValue::Embstr(b) => b.len(),
+            StrValue::Raw(v) => v.capacity(),
         }
     }
 }
@@ -154,6 +186,13 @@ pub fn parse_strict_i64(s: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(std::mem::size_of::<StrValue>(), 24);
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+        assert!(std::mem::size_of::<crate::Entry>() <= 64);
+    }
 
     #[test]
     fn encodings() {

@@ -56,13 +56,7 @@ fn string_for_bits<'a>(
         shard.insert(h, key, Value::Str(StrValue::raw(Vec::new())), NO_EXPIRE);
     }
     let s = read_str(shard, h, key, now)?.expect("present");
-    if !matches!(s, StrValue::Bytes { embstr: false, .. }) {
-        let data = std::mem::replace(s, StrValue::Int(0)).into_vec();
-        *s = StrValue::raw(data);
-    }
-    let StrValue::Bytes { data, .. } = s else {
-        unreachable!("made raw above")
-    };
+    let data = s.make_raw();
     if data.len() < need {
         data.resize(need, 0);
     }

@@ -65,7 +65,8 @@ fn reply_get(ctx: &mut Ctx, shard: &mut Shard, h: u64, key: &[u8], now: i64) -> 
         Ok(Some(s)) => {
             match s {
                 StrValue::Int(n) => ctx.out.bulk_int(*n),
-                StrValue::Bytes { data, .. } => ctx.out.bulk(data),
+                StrValue::Embstr(data) => ctx.out.bulk(data),
+                StrValue::Raw(data) => ctx.out.bulk(data),
             }
             count_lookup(ctx, true);
             true
@@ -318,7 +319,8 @@ fn mget(ctx: &mut Ctx, argv: &[&[u8]]) {
                 hits += 1;
                 match s {
                     StrValue::Int(n) => ctx.out.bulk_int(*n),
-                    StrValue::Bytes { data, .. } => ctx.out.bulk(data),
+                    StrValue::Embstr(data) => ctx.out.bulk(data),
+                    StrValue::Raw(data) => ctx.out.bulk(data),
                 }
             }
             Ok(None) => {
@@ -477,7 +479,8 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => Some(LongDouble::from_i64(0)),
         Ok(Some(StrValue::Int(n))) => Some(LongDouble::from_i64(*n)),
-        Ok(Some(StrValue::Bytes { data, .. })) => LongDouble::parse(data),
+        Ok(Some(StrValue::Embstr(data))) => LongDouble::parse(data),
+        Ok(Some(StrValue::Raw(data))) => LongDouble::parse(data),
     };
     let (Some(cur), Some(incr)) = (cur, LongDouble::parse(argv[2])) else {
         return ctx.out.error(args::NOT_FLOAT);
@@ -489,10 +492,7 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let text = new.to_human().into_bytes();
     ctx.out.bulk(&text);
     // createStringObject: embstr or raw, never int; the TTL is kept.
-    let value = StrValue::Bytes {
-        embstr: text.len() <= engine::value::EMBSTR_SIZE_LIMIT,
-        data: text,
-    };
+    let value = StrValue::created(text);
     match read_str(&mut shard, h, key, now) {
         Ok(Some(s)) => *s = value,
         _ => {
