@@ -6,6 +6,7 @@ use super::help::reply_help;
 use super::keyspec::{key_flag_names, BeginSearch, FindKeys, KeySpec};
 use super::table::{acl_category_bit, CommandDef};
 use super::{Ctx, Handler};
+use crate::server::Server;
 use resp::ReplyBuf;
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -343,8 +344,7 @@ pub fn reply_docs(out: &mut ReplyBuf, cmd: &CommandDef) {
 }
 
 /// Redis's lookupCommandBySds: `name` or `container|sub`, exactly one level.
-fn lookup_by_name<'a>(ctx: &Ctx<'a>, name: &[u8]) -> Option<&'a Arc<CommandDef>> {
-    let srv: &'a crate::server::Server = ctx.srv;
+pub fn lookup_by_name<'a>(srv: &'a Server, name: &[u8]) -> Option<&'a Arc<CommandDef>> {
     let parts: Vec<&[u8]> = name.split(|&b| b == b'|').collect();
     let base = srv.commands.get(parts[0])?;
     match parts.len() {
@@ -363,7 +363,7 @@ fn info(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     ctx.out.array(argv.len() - 2);
     for name in &argv[2..] {
-        match lookup_by_name(ctx, name) {
+        match lookup_by_name(ctx.srv, name) {
             Some(c) => reply_info(ctx.out, c),
             None => ctx.out.null(),
         }
@@ -376,7 +376,7 @@ fn docs(ctx: &mut Ctx, argv: &[&[u8]]) {
     } else {
         argv[2..]
             .iter()
-            .filter_map(|n| lookup_by_name(ctx, n))
+            .filter_map(|n| lookup_by_name(ctx.srv, n))
             .collect()
     };
     ctx.out.map(cmds.len());

@@ -144,15 +144,7 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.srv.stats.reset();
-    for c in &ctx.srv.commands.all {
-        for slot in c.counters.iter() {
-            slot.calls.store(0, Relaxed);
-            slot.usec.store(0, Relaxed);
-            slot.rejected.store(0, Relaxed);
-            slot.failed.store(0, Relaxed);
-        }
-    }
+    crate::stats::reset_stats(ctx.srv);
     ctx.out.ok();
 }
 
