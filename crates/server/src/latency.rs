@@ -131,14 +131,14 @@ pub fn analyze(ts: &TimeSeries) -> EventStats {
             ls.period = s.time;
         }
     }
-    if ls.samples > 0 {
-        ls.avg = sum / ls.samples;
+    if let Some(avg) = sum.checked_div(ls.samples) {
+        ls.avg = avg;
         ls.period = (now_s() - ls.period).max(1);
         let mad: u64 = ts
             .samples
             .iter()
             .filter(|s| s.time != 0)
-            .map(|s| (ls.avg as i64 - s.latency_ms as i64).unsigned_abs())
+            .map(|s| (avg as i64 - s.latency_ms as i64).unsigned_abs())
             .sum();
         ls.mad = mad / ls.samples;
     }

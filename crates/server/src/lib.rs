@@ -8,6 +8,7 @@ pub mod cron;
 pub mod floatfmt;
 pub mod latency;
 pub mod log;
+pub mod memory;
 pub mod net;
 pub mod server;
 pub mod slowlog;

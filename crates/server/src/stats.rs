@@ -129,6 +129,63 @@ pub struct Stats {
     pub expire_cycle_us: AtomicU64,
     /// Expiry cycles that stopped at their time budget (expired_time_cap_reached_count).
     pub expire_time_cap_reached: AtomicU64,
+    /// Highest used_memory seen (by the cron or INFO).
+    pub peak_memory: AtomicU64,
+    /// used_memory when the cron first ran (used_memory_startup).
+    pub startup_memory: AtomicU64,
+    /// Samples for the instantaneous_* figures; written by the cron, read by INFO.
+    pub metrics: Mutex<Metrics>,
+    /// The replication ID (master_replid); DEBUG CHANGE-REPL-ID draws a new one.
+    pub replid: Mutex<String>,
+}
+
+/// 40 random hex digits (a run ID or replication ID).
+pub fn random_hex40() -> String {
+    (0..40)
+        .map(|_| char::from_digit(rand::random::<u32>() % 16, 16).unwrap_or('0'))
+        .collect()
+}
+
+/// Samples kept per instantaneous metric (STATS_METRIC_SAMPLES).
+const METRIC_SAMPLES: usize = 16;
+
+/// Which instantaneous figure.
+#[derive(Clone, Copy)]
+pub enum Metric {
+    Commands = 0,
+    NetInput = 1,
+    NetOutput = 2,
+}
+
+/// Redis's trackInstantaneousMetric state, for each [`Metric`].
+#[derive(Default)]
+pub struct Metrics {
+    last_ms: [i64; 3],
+    last_count: [u64; 3],
+    samples: [[u64; METRIC_SAMPLES]; 3],
+    idx: [usize; 3],
+}
+
+impl Metrics {
+    fn track(&mut self, m: Metric, now_ms: i64, count: u64) {
+        let i = m as usize;
+        let t = now_ms - self.last_ms[i];
+        let delta = count.saturating_sub(self.last_count[i]);
+        let per_sec = if t > 0 && self.last_ms[i] > 0 {
+            delta * 1000 / t as u64
+        } else {
+            0
+        };
+        self.samples[i][self.idx[i]] = per_sec;
+        self.idx[i] = (self.idx[i] + 1) % METRIC_SAMPLES;
+        self.last_ms[i] = now_ms;
+        self.last_count[i] = count;
+    }
+
+    /// The mean of the samples (getInstantaneousMetric).
+    pub fn get(&self, m: Metric) -> u64 {
+        self.samples[m as usize].iter().sum::<u64>() / METRIC_SAMPLES as u64
+    }
 }
 
 impl Stats {
@@ -145,6 +202,10 @@ impl Stats {
             active_expire: AtomicBool::new(true),
             expire_cycle_us: AtomicU64::new(0),
             expire_time_cap_reached: AtomicU64::new(0),
+            peak_memory: AtomicU64::new(0),
+            startup_memory: AtomicU64::new(0),
+            metrics: Mutex::new(Metrics::default()),
+            replid: Mutex::new(random_hex40()),
         }
     }
 
@@ -176,6 +237,30 @@ impl Stats {
         self.total_error_replies.store(0, Relaxed);
         self.expire_cycle_us.store(0, Relaxed);
         self.expire_time_cap_reached.store(0, Relaxed);
+    }
+
+    /// Cron, every 100 ms: the instantaneous metrics and the memory peak.
+    pub fn sample(&self) {
+        let now = engine::now_ms();
+        let commands = self.sum(|w| &w.commands);
+        let net_in = self.sum(|w| &w.net_in);
+        let net_out = self.sum(|w| &w.net_out);
+        {
+            let mut m = self.metrics.lock();
+            m.track(Metric::Commands, now, commands);
+            m.track(Metric::NetInput, now, net_in);
+            m.track(Metric::NetOutput, now, net_out);
+        }
+        let used = crate::memory::alloc_stats().allocated;
+        self.note_memory(used);
+    }
+
+    /// Raise the memory peak to `used` if higher (and note the startup figure once).
+    pub fn note_memory(&self, used: u64) {
+        self.peak_memory.fetch_max(used, Relaxed);
+        let _ = self
+            .startup_memory
+            .compare_exchange(0, used, Relaxed, Relaxed);
     }
 
     /// Error counts by prefix, summed over workers, sorted by prefix.

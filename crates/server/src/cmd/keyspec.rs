@@ -376,7 +376,7 @@ fn native_keys(proc_: GetKeysProc, argv: &[&[u8]]) -> Vec<KeyRef> {
                 return Vec::new();
             };
             let num = argc - pos - 1;
-            if num == 0 || num % 2 != 0 {
+            if num == 0 || !num.is_multiple_of(2) {
                 return Vec::new();
             }
             (pos + 1..argc - num / 2).map(|i| (i, 0)).collect()

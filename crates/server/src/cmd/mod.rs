@@ -162,6 +162,11 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         reply_error(ctx, &msg);
         return;
     }
+    if let Err(msg) = debug::check_protected(ctx, cmd) {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        reply_error(ctx, &msg);
+        return;
+    }
     if !ctx.client.authenticated && !cmd.flags.no_auth {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
         reply_error(ctx, "NOAUTH Authentication required.");
