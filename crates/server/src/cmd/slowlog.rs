@@ -1,6 +1,6 @@
 //! SLOWLOG GET / LEN / RESET / HELP.
 
-use super::help::reply_help;
+use super::help::{reply_help, subcommand_syntax_error};
 use super::{Ctx, Handler};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -11,6 +11,9 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 ];
 
 fn get(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if argv.len() > 3 {
+        return subcommand_syntax_error(ctx, argv);
+    }
     let log = &ctx.srv.stats.slowlog;
     let count = match argv.get(2) {
         None => 10,
