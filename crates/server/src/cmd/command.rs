@@ -159,6 +159,14 @@ fn reply_key_spec(out: &mut ReplyBuf, ks: &KeySpec) {
     }
 }
 
+/// A `"name": text` pair of a docs map, when the text is present.
+fn opt_text(out: &mut ReplyBuf, name: &str, value: &Option<Cow<str>>) {
+    if let Some(v) = value {
+        bulk_str(out, name);
+        bulk_str(out, v);
+    }
+}
+
 /// A JSON string field, absent when missing or empty (as Redis's generator makes NULL).
 fn text<'a>(v: &'a Json, field: &str) -> Option<Cow<'a, str>> {
     v.get(field)
@@ -199,7 +207,7 @@ fn reply_args(out: &mut ReplyBuf, args: &[Json]) {
         let ty = a.get("type").and_then(Json::as_str).unwrap_or("string");
         let nested = ty == "oneof" || ty == "block";
         let key_spec = a.get("key_spec_index").and_then(Json::as_i64);
-        let token = text(a, "token").map(|t| t.to_uppercase());
+        let token = text(a, "token").map(|t| Cow::Owned(t.to_uppercase()));
         let summary = text(a, "summary");
         let since = text(a, "since");
         let deprecated = a
@@ -234,22 +242,10 @@ fn reply_args(out: &mut ReplyBuf, args: &[Json]) {
             bulk_str(out, "key_spec_index");
             out.int(k);
         }
-        if let Some(t) = &token {
-            bulk_str(out, "token");
-            bulk_str(out, t);
-        }
-        if let Some(s) = &summary {
-            bulk_str(out, "summary");
-            bulk_str(out, s);
-        }
-        if let Some(s) = &since {
-            bulk_str(out, "since");
-            bulk_str(out, s);
-        }
-        if let Some(d) = &deprecated {
-            bulk_str(out, "deprecated_since");
-            bulk_str(out, d);
-        }
+        opt_text(out, "token", &token);
+        opt_text(out, "summary", &summary);
+        opt_text(out, "since", &since);
+        opt_text(out, "deprecated_since", &deprecated);
         if !flags.is_empty() {
             bulk_str(out, "flags");
             status_set(out, &flags);
@@ -291,32 +287,17 @@ pub fn reply_docs(out: &mut ReplyBuf, cmd: &CommandDef) {
         + !args.is_empty() as usize
         + cmd.is_container() as usize;
     out.map(len);
-    if let Some(s) = &summary {
-        bulk_str(out, "summary");
-        bulk_str(out, s);
-    }
-    if let Some(s) = &since {
-        bulk_str(out, "since");
-        bulk_str(out, s);
-    }
+    opt_text(out, "summary", &summary);
+    opt_text(out, "since", &since);
     bulk_str(out, "group");
     bulk_str(out, &cmd.group().replace('_', "-"));
-    if let Some(c) = &complexity {
-        bulk_str(out, "complexity");
-        bulk_str(out, c);
-    }
+    opt_text(out, "complexity", &complexity);
     if !doc_flags.is_empty() {
         bulk_str(out, "doc_flags");
         status_set(out, &doc_flags);
     }
-    if let Some(d) = &deprecated {
-        bulk_str(out, "deprecated_since");
-        bulk_str(out, d);
-    }
-    if let Some(r) = &replaced {
-        bulk_str(out, "replaced_by");
-        bulk_str(out, r);
-    }
+    opt_text(out, "deprecated_since", &deprecated);
+    opt_text(out, "replaced_by", &replaced);
     if !history.is_empty() {
         bulk_str(out, "history");
         out.set(history.len());

@@ -78,6 +78,13 @@ impl Report {
     fn field(&mut self, name: &str, value: impl std::fmt::Display) {
         let _ = write!(self.text, "{name}:{value}\r\n");
     }
+
+    /// Fields Skein has no use for (yet) and reports as 0.
+    fn zeros(&mut self, names: &[&str]) {
+        for n in names {
+            self.field(n, 0);
+        }
+    }
 }
 
 fn info(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -253,20 +260,16 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("allocator_resident", a.resident);
     r.field("total_system_memory", total);
     r.field("total_system_memory_human", memory::human(total));
-    for f in ["used_memory_lua", "used_memory_vm_eval"] {
-        r.field(f, 0);
-    }
+    r.zeros(&["used_memory_lua", "used_memory_vm_eval"]);
     r.field("used_memory_lua_human", "0B");
-    for f in [
+    r.zeros(&[
         "used_memory_scripts_eval",
         "number_of_cached_scripts",
         "number_of_functions",
         "number_of_libraries",
         "used_memory_vm_functions",
         "used_memory_vm_total",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("used_memory_vm_total_human", "0B");
     r.field("used_memory_functions", 0);
     r.field("used_memory_scripts", 0);
@@ -282,7 +285,7 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("rss_overhead_bytes", rss as i64 - a.resident as i64);
     r.field("mem_fragmentation_ratio", ratio(rss, used));
     r.field("mem_fragmentation_bytes", rss as i64 - used as i64);
-    for f in [
+    r.zeros(&[
         "mem_not_counted_for_evict",
         "mem_replication_backlog",
         "mem_total_replication_buffers",
@@ -290,9 +293,7 @@ fn memory_section(srv: &Server, r: &mut Report) {
         "mem_clients_normal",
         "mem_cluster_links",
         "mem_aof_buffer",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("mem_allocator", memory::allocator_name());
     r.field("active_defrag_running", 0);
     r.field("lazyfree_pending_objects", 0);
@@ -301,36 +302,30 @@ fn memory_section(srv: &Server, r: &mut Report) {
 
 fn persistence(srv: &Server, r: &mut Report) {
     r.section("Persistence");
-    for f in [
+    r.zeros(&[
         "loading",
         "async_loading",
         "current_cow_peak",
         "current_cow_size",
         "current_cow_size_age",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("current_fork_perc", "0.00");
-    for f in [
+    r.zeros(&[
         "current_save_keys_processed",
         "current_save_keys_total",
         "rdb_changes_since_last_save",
         "rdb_bgsave_in_progress",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("rdb_last_save_time", srv.start_unix_ms / 1000);
     r.field("rdb_last_bgsave_status", "ok");
     r.field("rdb_last_bgsave_time_sec", -1);
     r.field("rdb_current_bgsave_time_sec", -1);
-    for f in [
+    r.zeros(&[
         "rdb_saves",
         "rdb_last_cow_size",
         "rdb_last_load_keys_expired",
         "rdb_last_load_keys_loaded",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("aof_enabled", srv.config.get_bool("appendonly") as u8);
     r.field("aof_rewrite_in_progress", 0);
     r.field("aof_rewrite_scheduled", 0);
@@ -385,17 +380,15 @@ fn stats(srv: &Server, r: &mut Report) {
         "expire_cycle_cpu_milliseconds",
         st.expire_cycle_us.load(Relaxed) / 1000,
     );
-    for f in [
+    r.zeros(&[
         "evicted_keys",
         "evicted_clients",
         "total_eviction_exceeded_time",
         "current_eviction_exceeded_time",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("keyspace_hits", sum(|w| &w.keyspace_hits));
     r.field("keyspace_misses", sum(|w| &w.keyspace_misses));
-    for f in [
+    r.zeros(&[
         "pubsub_channels",
         "pubsub_patterns",
         "pubsubshard_channels",
@@ -413,9 +406,7 @@ fn stats(srv: &Server, r: &mut Report) {
         "tracking_total_items",
         "tracking_total_prefixes",
         "unexpected_error_replies",
-    ] {
-        r.field(f, 0);
-    }
+    ]);
     r.field("total_error_replies", st.total_error_replies.load(Relaxed));
     r.field("dump_payload_sanitizations", 0);
     r.field("total_reads_processed", sum(|w| &w.commands));
