@@ -6,9 +6,12 @@ pub mod cmd;
 pub mod config;
 pub mod cron;
 pub mod floatfmt;
+pub mod latency;
 pub mod log;
+pub mod memory;
 pub mod net;
 pub mod server;
+pub mod slowlog;
 pub mod stats;
 
 /// The Redis version Skein answers as (HELLO, INFO).

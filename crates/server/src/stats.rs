@@ -1,7 +1,20 @@
 //! Counters. Each worker writes only its own slot (no shared cache line on the command
 //! path); readers (INFO) sum the slots.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::cmd::table::CommandDef;
+use crate::cmd::Ctx;
+use crate::latency::LatencyMonitor;
+use crate::server::Server;
+use crate::slowlog::SlowLog;
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// Latency histogram bounds and precision, in nanoseconds (as Redis's hdr_init).
+const HIST_MIN_NS: u64 = 1;
+const HIST_MAX_NS: u64 = 1_000_000_000;
+const HIST_SIGFIG: u8 = 2;
 
 /// Per-command counters of one worker (a cache line of its own).
 #[derive(Default)]
@@ -11,6 +24,65 @@ pub struct CmdCounters {
     pub usec: AtomicU64,
     pub rejected: AtomicU64,
     pub failed: AtomicU64,
+    /// Latency histogram (ns), created on first use. Only its worker writes it; INFO and
+    /// LATENCY HISTOGRAM lock it briefly to merge, so the lock is uncontended.
+    pub hist: Mutex<Option<Histogram<u64>>>,
+}
+
+impl CmdCounters {
+    /// Record one call's latency (Redis's updateCommandLatencyHistogram).
+    pub fn record_latency(&self, ns: u64) {
+        let ns = ns.clamp(HIST_MIN_NS, HIST_MAX_NS);
+        let mut h = self.hist.lock();
+        if h.is_none() {
+            *h = Histogram::new_with_bounds(HIST_MIN_NS, HIST_MAX_NS, HIST_SIGFIG).ok();
+        }
+        if let Some(h) = h.as_mut() {
+            let _ = h.record(ns);
+        }
+    }
+
+    fn reset(&self) {
+        self.calls.store(0, Relaxed);
+        self.usec.store(0, Relaxed);
+        self.rejected.store(0, Relaxed);
+        self.failed.store(0, Relaxed);
+        *self.hist.lock() = None;
+    }
+}
+
+/// The sum of one command's counters over all workers.
+#[derive(Default)]
+pub struct CmdTotals {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+    /// The merged latency histogram; `None` if no call was recorded.
+    pub hist: Option<Histogram<u64>>,
+}
+
+/// Sum per-worker counters (and merge histograms when `with_hist`).
+pub fn totals(slots: &[CmdCounters], with_hist: bool) -> CmdTotals {
+    let mut t = CmdTotals::default();
+    for c in slots {
+        t.calls += c.calls.load(Relaxed);
+        t.usec += c.usec.load(Relaxed);
+        t.rejected += c.rejected.load(Relaxed);
+        t.failed += c.failed.load(Relaxed);
+        if !with_hist {
+            continue;
+        }
+        if let Some(h) = c.hist.lock().as_ref() {
+            match t.hist.as_mut() {
+                Some(m) => {
+                    let _ = m.add(h);
+                }
+                None => t.hist = Some(h.clone()),
+            }
+        }
+    }
+    t
 }
 
 /// Counters one worker owns.
@@ -27,6 +99,20 @@ pub struct WorkerStats {
     pub cpu_user_us: AtomicU64,
     pub cpu_sys_us: AtomicU64,
     pub clients: AtomicU64,
+    /// Error replies by prefix (INFO errorstats); touched only when an error is sent.
+    pub errors: Mutex<HashMap<String, u64>>,
+}
+
+impl WorkerStats {
+    /// Count an error reply under its prefix (the first word, as Redis's errorstats).
+    pub fn count_error(&self, msg: &[u8]) {
+        let end = msg
+            .iter()
+            .position(|&b| b == b' ' || b == b'\r')
+            .unwrap_or(msg.len());
+        let code = String::from_utf8_lossy(&msg[..end]).into_owned();
+        *self.errors.lock().entry(code).or_insert(0) += 1;
+    }
 }
 
 pub struct Stats {
@@ -35,6 +121,71 @@ pub struct Stats {
     pub global: WorkerStats,
     pub rejected_connections: AtomicU64,
     pub total_error_replies: AtomicU64,
+    pub slowlog: SlowLog,
+    pub latency: LatencyMonitor,
+    /// DEBUG SET-ACTIVE-EXPIRE: whether the cron expires keys actively.
+    pub active_expire: AtomicBool,
+    /// Time the cron spent in expiry cycles, µs (expire_cycle_cpu_milliseconds).
+    pub expire_cycle_us: AtomicU64,
+    /// Expiry cycles that stopped at their time budget (expired_time_cap_reached_count).
+    pub expire_time_cap_reached: AtomicU64,
+    /// Highest used_memory seen (by the cron or INFO).
+    pub peak_memory: AtomicU64,
+    /// used_memory when the cron first ran (used_memory_startup).
+    pub startup_memory: AtomicU64,
+    /// Samples for the instantaneous_* figures; written by the cron, read by INFO.
+    pub metrics: Mutex<Metrics>,
+    /// The replication ID (master_replid); DEBUG CHANGE-REPL-ID draws a new one.
+    pub replid: Mutex<String>,
+}
+
+/// 40 random hex digits (a run ID or replication ID).
+pub fn random_hex40() -> String {
+    (0..40)
+        .map(|_| char::from_digit(rand::random::<u32>() % 16, 16).unwrap_or('0'))
+        .collect()
+}
+
+/// Samples kept per instantaneous metric (STATS_METRIC_SAMPLES).
+const METRIC_SAMPLES: usize = 16;
+
+/// Which instantaneous figure.
+#[derive(Clone, Copy)]
+pub enum Metric {
+    Commands = 0,
+    NetInput = 1,
+    NetOutput = 2,
+}
+
+/// Redis's trackInstantaneousMetric state, for each [`Metric`].
+#[derive(Default)]
+pub struct Metrics {
+    last_ms: [i64; 3],
+    last_count: [u64; 3],
+    samples: [[u64; METRIC_SAMPLES]; 3],
+    idx: [usize; 3],
+}
+
+impl Metrics {
+    fn track(&mut self, m: Metric, now_ms: i64, count: u64) {
+        let i = m as usize;
+        let t = now_ms - self.last_ms[i];
+        let delta = count.saturating_sub(self.last_count[i]);
+        let per_sec = if t > 0 && self.last_ms[i] > 0 {
+            delta * 1000 / t as u64
+        } else {
+            0
+        };
+        self.samples[i][self.idx[i]] = per_sec;
+        self.idx[i] = (self.idx[i] + 1) % METRIC_SAMPLES;
+        self.last_ms[i] = now_ms;
+        self.last_count[i] = count;
+    }
+
+    /// The mean of the samples (getInstantaneousMetric).
+    pub fn get(&self, m: Metric) -> u64 {
+        self.samples[m as usize].iter().sum::<u64>() / METRIC_SAMPLES as u64
+    }
 }
 
 impl Stats {
@@ -46,6 +197,15 @@ impl Stats {
             global: WorkerStats::default(),
             rejected_connections: AtomicU64::new(0),
             total_error_replies: AtomicU64::new(0),
+            slowlog: SlowLog::default(),
+            latency: LatencyMonitor::default(),
+            active_expire: AtomicBool::new(true),
+            expire_cycle_us: AtomicU64::new(0),
+            expire_time_cap_reached: AtomicU64::new(0),
+            peak_memory: AtomicU64::new(0),
+            startup_memory: AtomicU64::new(0),
+            metrics: Mutex::new(Metrics::default()),
+            replid: Mutex::new(random_hex40()),
         }
     }
 
@@ -71,9 +231,94 @@ impl Stats {
             ] {
                 c.store(0, Relaxed);
             }
+            w.errors.lock().clear();
         }
         self.rejected_connections.store(0, Relaxed);
         self.total_error_replies.store(0, Relaxed);
+        self.expire_cycle_us.store(0, Relaxed);
+        self.expire_time_cap_reached.store(0, Relaxed);
+    }
+
+    /// Cron, every 100 ms: the instantaneous metrics and the memory peak.
+    pub fn sample(&self) {
+        let now = engine::now_ms();
+        let commands = self.sum(|w| &w.commands);
+        let net_in = self.sum(|w| &w.net_in);
+        let net_out = self.sum(|w| &w.net_out);
+        {
+            let mut m = self.metrics.lock();
+            m.track(Metric::Commands, now, commands);
+            m.track(Metric::NetInput, now, net_in);
+            m.track(Metric::NetOutput, now, net_out);
+        }
+        let used = crate::memory::alloc_stats().allocated;
+        self.note_memory(used);
+    }
+
+    /// Raise the memory peak to `used` if higher (and note the startup figure once).
+    pub fn note_memory(&self, used: u64) {
+        self.peak_memory.fetch_max(used, Relaxed);
+        let _ = self
+            .startup_memory
+            .compare_exchange(0, used, Relaxed, Relaxed);
+    }
+
+    /// Error counts by prefix, summed over workers, sorted by prefix.
+    pub fn error_counts(&self) -> Vec<(String, u64)> {
+        let mut all: std::collections::BTreeMap<String, u64> = Default::default();
+        for w in self.workers.iter().chain(std::iter::once(&self.global)) {
+            for (k, v) in w.errors.lock().iter() {
+                *all.entry(k.clone()).or_insert(0) += v;
+            }
+        }
+        all.into_iter().collect()
+    }
+}
+
+/// After a command ran: commandstats, its latency histogram, the latency monitor and the
+/// slow log. Per-worker counters only; the slow log and latency monitor take their locks
+/// only for commands past their thresholds.
+pub fn record_call(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]], elapsed: std::time::Duration) {
+    let srv = ctx.srv;
+    let hot = &srv.config.hot;
+    let usec = elapsed.as_micros() as u64;
+    let c = &cmd.counters[ctx.client.worker];
+    c.calls.fetch_add(1, Relaxed);
+    c.usec.fetch_add(usec, Relaxed);
+    if hot.latency_tracking.load(Relaxed) != 0 {
+        c.record_latency(usec * 1000);
+    }
+    srv.stats.workers[ctx.client.worker]
+        .commands
+        .fetch_add(1, Relaxed);
+    let threshold_ms = hot.latency_threshold_ms.load(Relaxed);
+    if threshold_ms > 0 && (usec / 1000) as i64 >= threshold_ms {
+        let event = if cmd.flags.fast {
+            "fast-command"
+        } else {
+            "command"
+        };
+        srv.stats.latency.add_sample(event, usec / 1000);
+    }
+    let slower_than = hot.slowlog_slower_than.load(Relaxed);
+    if slower_than >= 0 && usec as i64 >= slower_than && !cmd.flags.skip_slowlog {
+        let max_len = srv.config.get_i64("slowlog-max-len").max(0) as usize;
+        let info = &ctx.client.info;
+        let name = info.name.lock().clone();
+        srv.stats
+            .slowlog
+            .push(argv, usec, &info.addr, &name, max_len);
+    }
+}
+
+/// CONFIG RESETSTAT: server counters, per-command counters and latency histograms, and
+/// error statistics (not the slow log nor the latency monitor, as in Redis).
+pub fn reset_stats(srv: &Server) {
+    srv.stats.reset();
+    for c in &srv.commands.all {
+        for slot in c.counters.iter() {
+            slot.reset();
+        }
     }
 }
 

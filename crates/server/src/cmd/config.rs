@@ -1,7 +1,6 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE, HELP.
 
 use super::{Ctx, Handler};
-use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("config|get", config_get),
@@ -77,15 +76,7 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.srv.stats.reset();
-    for c in &ctx.srv.commands.all {
-        for slot in c.counters.iter() {
-            slot.calls.store(0, Relaxed);
-            slot.usec.store(0, Relaxed);
-            slot.rejected.store(0, Relaxed);
-            slot.failed.store(0, Relaxed);
-        }
-    }
+    crate::stats::reset_stats(ctx.srv);
     ctx.out.ok();
 }
 

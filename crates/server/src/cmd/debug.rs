@@ -1,5 +1,317 @@
-//! DEBUG subcommands.
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, CHANGE-REPL-ID, HELP; and the
+//! `enable-debug-command` gate Redis applies to protected commands.
 
-use super::Handler;
+use super::args::NO_SUCH_KEY;
+use super::help::{reply_help, subcommand_syntax_error};
+use super::table::CommandDef;
+use super::{Ctx, Handler};
+use std::sync::atomic::Ordering::Relaxed;
 
-pub const COMMANDS: &[(&str, Handler)] = &[];
+pub const COMMANDS: &[(&str, Handler)] = &[("debug", debug)];
+
+/// Redis's DEBUG HELP text (the subcommands Redis 7.0 lists).
+const HELP: &[&str] = &[
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Server will sleep before flushing the AOF, this is used for testing.",
+    "ASSERT",
+    "    Crash by assertion failed.",
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
+    "CRASH-AND-RECOVER [<milliseconds>]",
+    "    Hard crash and restart after a <milliseconds> delay (default 0).",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LEAK <string>",
+    "    Create a memory leak of the input string.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "HTSTATS <dbid>",
+    "    Return hash table statistics of the specified Redis database.",
+    "HTSTATS-KEY <key>",
+    "    Like HTSTATS but for the hash table stored at <key>'s value.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
+    "MALLCTL <key> [<val>]",
+    "    Get or set a malloc tuning integer.",
+    "MALLCTL-STR <key> [<val>]",
+    "    Get or set a malloc tuning string.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+    "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
+    "OOM",
+    "    Crash the server simulating an out-of-memory error.",
+    "PANIC",
+    "    Crash the server simulating a panic.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys will generate an exception and kill the server.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "    Examples:",
+    "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+    "      the database.",
+    "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+    "      existing RDB file.",
+    "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+    "      file to the database.",
+    "RESTART [<milliseconds>]",
+    "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
+    "SDSLEN <key>",
+    "    Show low level SDS string info representing `key` and value.",
+    "SEGFAULT",
+    "    Crash the server with sigsegv.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "STRINGMATCH-TEST",
+    "    Run a fuzz tester against the stringmatchlen() function.",
+    "STRUCTSIZE",
+    "    Return the size of different Redis core C structures.",
+    "LISTPACK <key>",
+    "    Show low level info about the listpack encoding of <key>.",
+    "QUICKLIST <key> [<0|1>]",
+    "    Show low level info about the quicklist encoding of <key>.",
+    "    The optional argument (0 by default) sets the level of detail",
+    "CLIENT-EVICTION",
+    "    Show low level client eviction pools info (maxmemory-clients).",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
+    "CLUSTERLINK KILL <to|from|all> <node-id>",
+    "    Kills the link based on the direction to/from (both) with the provided node.",
+];
+
+/// Whether the client may run a PROTECTED command (Redis's allowProtectedAction);
+/// `Err` carries Redis's rejection text.
+pub fn check_protected(ctx: &Ctx, cmd: &CommandDef) -> Result<(), String> {
+    if !cmd.flags.protected {
+        return Ok(());
+    }
+    let (name, option) = if cmd.name == "module" {
+        ("MODULE", "enable-module-command")
+    } else {
+        ("DEBUG", "enable-debug-command")
+    };
+    let allowed = match ctx.srv.config.get(option).as_str() {
+        "yes" => true,
+        "local" => is_local(&ctx.client.info),
+        _ => false,
+    };
+    if allowed {
+        return Ok(());
+    }
+    Err(format!(
+        "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+    ))
+}
+
+/// Redis's islocalClient: a Unix socket, or a loopback address.
+fn is_local(info: &crate::clients::ClientInfo) -> bool {
+    if info.is_unix {
+        return true;
+    }
+    let host = info
+        .addr
+        .rsplit_once(':')
+        .map_or(info.addr.as_str(), |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let sub = String::from_utf8_lossy(argv[1]).to_lowercase();
+    match (sub.as_str(), argv.len()) {
+        ("help", 2) => reply_help(ctx, argv[0], HELP),
+        ("sleep", 3) => {
+            let secs = strtod(argv[2]);
+            let us = (secs * 1_000_000.0) as i64;
+            if us > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(us as u64));
+            }
+            ctx.out.ok();
+        }
+        ("set-active-expire", 3) => {
+            ctx.srv
+                .stats
+                .active_expire
+                .store(atoi(argv[2]) != 0, Relaxed);
+            ctx.out.ok();
+        }
+        ("object", 3) => object(ctx, argv[2]),
+        ("change-repl-id", 2) => {
+            crate::log::warning("Changing replication IDs after receiving DEBUG change-repl-id");
+            *ctx.srv.stats.replid.lock() = crate::stats::random_hex40();
+            ctx.out.ok();
+        }
+        _ => subcommand_syntax_error(ctx, argv),
+    }
+}
+
+/// C's strtod on the longest valid prefix (garbage gives 0), as DEBUG SLEEP reads it.
+fn strtod(a: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(a);
+    let s = s.trim_start();
+    let n = s
+        .bytes()
+        .take(400)
+        .take_while(|b| b.is_ascii_digit() || b"+-.eE".contains(b))
+        .count();
+    (1..=n)
+        .rev()
+        .find_map(|i| s[..i].parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0)
+}
+
+/// C's atoi.
+fn atoi(a: &[u8]) -> i64 {
+    let s = String::from_utf8_lossy(a);
+    let s = s.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let n: i64 = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add((d - b'0') as i64)
+        });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// Bytes rdbSaveLen uses for `len`.
+fn rdb_len_size(len: u64) -> u64 {
+    if len < 1 << 6 {
+        1
+    } else if len < 1 << 14 {
+        2
+    } else if len <= u32::MAX as u64 {
+        5
+    } else {
+        9
+    }
+}
+
+/// Bytes of the RDB integer encoding of `n`, if it has one (int8/16/32).
+fn rdb_int_size(n: i64) -> Option<u64> {
+    if i8::try_from(n).is_ok() {
+        Some(2)
+    } else if i16::try_from(n).is_ok() {
+        Some(3)
+    } else if i32::try_from(n).is_ok() {
+        Some(5)
+    } else {
+        None
+    }
+}
+
+/// rdbSavedObjectLen for a string value (without LZF compression).
+fn string_serialized_len(v: &engine::value::StrValue) -> u64 {
+    let bytes = v.to_bytes();
+    if bytes.len() <= 11 {
+        if let Some(n) = engine::value::parse_strict_i64(&bytes) {
+            if let Some(size) = rdb_int_size(n) {
+                return size;
+            }
+        }
+    }
+    rdb_len_size(bytes.len() as u64) + bytes.len() as u64
+}
+
+fn object(ctx: &mut Ctx, key: &[u8]) {
+    let db = ctx.db();
+    let (shard, h) = db.lock(key);
+    let Some(e) = shard.peek(h, key) else {
+        drop(shard);
+        return ctx.out.error(NO_SUCH_KEY);
+    };
+    let (encoding, serialized, shared) = match e.value.as_str() {
+        Some(s) => {
+            let shared = matches!(s, engine::value::StrValue::Int(n) if (0..10000).contains(n));
+            (s.encoding(), string_serialized_len(s), shared)
+        }
+        None => (e.value.encoding(), 0, false),
+    };
+    let refcount: i64 = if shared { i32::MAX as i64 } else { 1 };
+    let addr = e as *const engine::Entry as usize;
+    let lru = e.lru;
+    let now = engine::shard::lru_clock();
+    let idle_ms = if now >= lru {
+        (now - lru) as u64 * 1000
+    } else {
+        (now as u64 + (1 << 24) - lru as u64) * 1000
+    };
+    drop(shard);
+    ctx.out.simple(&format!(
+        "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{}",
+        idle_ms / 1000
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_number_parsing() {
+        assert_eq!(strtod(b"0.5"), 0.5);
+        assert_eq!(strtod(b"1.5abc"), 1.5);
+        assert_eq!(strtod(b"abc"), 0.0);
+        assert_eq!(atoi(b"0"), 0);
+        assert_eq!(atoi(b"12x"), 12);
+        assert_eq!(atoi(b"-3"), -3);
+    }
+
+    #[test]
+    fn rdb_sizes() {
+        use engine::value::StrValue;
+        assert_eq!(string_serialized_len(&StrValue::from_bytes(b"1")), 2);
+        assert_eq!(string_serialized_len(&StrValue::from_bytes(b"hello")), 6);
+        assert_eq!(
+            string_serialized_len(&StrValue::from_bytes(b"12345678901234")),
+            15
+        );
+    }
+}

@@ -12,8 +12,11 @@ pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
+pub mod help;
 pub mod info;
 pub mod keys;
+pub mod keyspec;
+pub mod latency;
 pub mod object;
 pub mod server_cmds;
 pub mod slowlog;
@@ -90,6 +93,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         command::COMMANDS,
         info::COMMANDS,
         slowlog::COMMANDS,
+        latency::COMMANDS,
         debug::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
@@ -160,6 +164,11 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         reply_error(ctx, &msg);
         return;
     }
+    if let Err(msg) = debug::check_protected(ctx, cmd) {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        reply_error(ctx, &msg);
+        return;
+    }
     if !ctx.client.authenticated && !cmd.flags.no_auth {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
         reply_error(ctx, "NOAUTH Authentication required.");
@@ -176,20 +185,20 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
     let before = ctx.out.out.len();
     let start = std::time::Instant::now();
     handler(ctx, argv);
-    let usec = start.elapsed().as_micros() as u64;
+    let elapsed = start.elapsed();
     let c = &cmd.counters[worker];
-    c.calls.fetch_add(1, Relaxed);
-    c.usec.fetch_add(usec, Relaxed);
     if ctx.out.out.get(before) == Some(&b'-')
         && srv.stats.total_error_replies.load(Relaxed) == errors_before
     {
         c.failed.fetch_add(1, Relaxed);
         srv.stats.total_error_replies.fetch_add(1, Relaxed);
+        srv.stats.workers[worker].count_error(&ctx.out.out[before + 1..]);
     }
-    srv.stats.workers[worker].commands.fetch_add(1, Relaxed);
+    crate::stats::record_call(ctx, cmd, argv, elapsed);
 }
 
 fn reply_error(ctx: &mut Ctx, msg: &str) {
     ctx.srv.stats.total_error_replies.fetch_add(1, Relaxed);
+    ctx.worker_stats().count_error(msg.as_bytes());
     ctx.out.error(msg);
 }

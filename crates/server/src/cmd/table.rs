@@ -4,6 +4,7 @@
 //! A command is in the table only if Skein has a handler for it: an unknown command gets
 //! Redis's "unknown command" error, never a placeholder reply.
 
+use super::keyspec::{self, BeginSearch, FindKeys, GetKeysProc, KeyRef, KeySpec};
 use super::Handler;
 use crate::stats::CmdCounters;
 use serde_json::Value as Json;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 static COMMANDS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/commands.json"));
 
-/// Command flags the dispatcher checks (the full list is kept as text for COMMAND INFO).
+/// Command flags the dispatcher checks (the full set is in [`CommandDef::flag_bits`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Flags {
     pub write: bool,
@@ -28,6 +29,78 @@ pub struct Flags {
     pub pubsub: bool,
     pub blocking: bool,
     pub protected: bool,
+    pub skip_slowlog: bool,
+    pub skip_monitor: bool,
+}
+
+/// Command flags: (JSON name, name COMMAND INFO shows, or "" when Redis hides it), in the
+/// order COMMAND INFO lists them. `MOVABLEKEYS` is derived from the key specs.
+pub const FLAG_NAMES: &[(&str, &str)] = &[
+    ("WRITE", "write"),
+    ("READONLY", "readonly"),
+    ("DENYOOM", "denyoom"),
+    ("MODULE", "module"),
+    ("ADMIN", "admin"),
+    ("PUBSUB", "pubsub"),
+    ("NOSCRIPT", "noscript"),
+    ("BLOCKING", "blocking"),
+    ("LOADING", "loading"),
+    ("STALE", "stale"),
+    ("SKIP_MONITOR", "skip_monitor"),
+    ("SKIP_SLOWLOG", "skip_slowlog"),
+    ("ASKING", "asking"),
+    ("FAST", "fast"),
+    ("NO_AUTH", "no_auth"),
+    ("NO_MANDATORY_KEYS", "no_mandatory_keys"),
+    ("NO_ASYNC_LOADING", "no_async_loading"),
+    ("NO_MULTI", "no_multi"),
+    ("MOVABLEKEYS", "movablekeys"),
+    ("ALLOW_BUSY", "allow_busy"),
+    ("MAY_REPLICATE", ""),
+    ("SENTINEL", ""),
+    ("ONLY_SENTINEL", ""),
+    ("PROTECTED", ""),
+    ("TOUCHES_ARBITRARY_KEYS", ""),
+];
+
+/// ACL categories in Redis's order (ACLCommandCategories in acl.c).
+pub const ACL_CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+fn flag_bit(name: &str) -> u64 {
+    FLAG_NAMES
+        .iter()
+        .position(|(n, _)| *n == name)
+        .map_or(0, |i| 1 << i)
+}
+
+/// The bit of ACL category `name` (lowercase, without `@`), 0 if unknown.
+pub fn acl_category_bit(name: &str) -> u64 {
+    ACL_CATEGORIES
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case(name))
+        .map_or(0, |i| 1 << i)
 }
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.
@@ -46,8 +119,16 @@ pub struct CommandDef {
     pub name: String,
     pub arity: i64,
     pub flags: Flags,
-    /// The JSON definition, for COMMAND INFO/DOCS.
+    /// Every command flag, bits indexed as [`FLAG_NAMES`] (movablekeys included).
+    pub flag_bits: u64,
+    /// ACL categories, explicit and implicit, bits indexed as [`ACL_CATEGORIES`].
+    pub acl_categories: u64,
+    /// The JSON definition, for COMMAND DOCS (a subcommand carries its container's group).
     pub spec: Json,
+    pub key_specs: Vec<KeySpec>,
+    pub getkeys: Option<GetKeysProc>,
+    /// Command tips, lowercase.
+    pub tips: Vec<String>,
     pub legacy_keys: KeyRange,
     pub movable_keys: bool,
     pub handler: Option<Handler>,
@@ -69,23 +150,24 @@ impl CommandDef {
         (a > 0 && argc as i64 == a) || (a < 0 && argc as i64 >= -a)
     }
 
-    /// Flag names as Redis lists them (lowercase), for COMMAND INFO.
-    pub fn flag_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .spec
-            .get("command_flags")
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Json::as_str)
-                    .map(|s| s.to_lowercase())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if self.movable_keys {
-            v.push("movablekeys".to_string());
-        }
-        v
+    /// Flag names as COMMAND INFO lists them, in Redis's order.
+    pub fn flag_names(&self) -> Vec<&'static str> {
+        FLAG_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, (_, shown))| self.flag_bits & (1 << i) != 0 && !shown.is_empty())
+            .map(|(_, (_, shown))| *shown)
+            .collect()
+    }
+
+    /// ACL category names (without `@`), in Redis's order.
+    pub fn acl_category_names(&self) -> Vec<&'static str> {
+        ACL_CATEGORIES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.acl_categories & (1 << i) != 0)
+            .map(|(_, c)| *c)
+            .collect()
     }
 
     pub fn group(&self) -> &str {
@@ -93,6 +175,22 @@ impl CommandDef {
             .get("group")
             .and_then(Json::as_str)
             .unwrap_or("generic")
+    }
+
+    /// The subcommands, sorted by name.
+    pub fn sorted_subcommands(&self) -> Vec<&Arc<CommandDef>> {
+        let mut v: Vec<_> = self.subcommands.values().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// The keys of a call of this command (argv[0] is its name): (index, key-spec flags).
+    pub fn keys(&self, argv: &[&[u8]]) -> Vec<KeyRef> {
+        keyspec::get_keys(&self.key_specs, self.getkeys, argv)
+    }
+
+    pub fn has_keys(&self) -> bool {
+        keyspec::has_keys(&self.key_specs, self.getkeys)
     }
 }
 
@@ -102,79 +200,126 @@ pub struct CommandTable {
     pub all: Vec<Arc<CommandDef>>,
 }
 
-fn flags_of(spec: &Json) -> Flags {
-    let mut f = Flags::default();
-    for s in spec
-        .get("command_flags")
+fn json_names(spec: &Json, field: &str) -> Vec<String> {
+    spec.get(field)
         .and_then(Json::as_array)
         .into_iter()
         .flatten()
         .filter_map(Json::as_str)
-    {
-        match s {
-            "WRITE" => f.write = true,
-            "READONLY" => f.readonly = true,
-            "DENYOOM" => f.denyoom = true,
-            "ADMIN" => f.admin = true,
-            "NOSCRIPT" => f.noscript = true,
-            "LOADING" => f.loading = true,
-            "STALE" => f.stale = true,
-            "NO_AUTH" => f.no_auth = true,
-            "FAST" => f.fast = true,
-            "NO_MULTI" => f.no_multi = true,
-            "PUBSUB" => f.pubsub = true,
-            "BLOCKING" => f.blocking = true,
-            "PROTECTED" => f.protected = true,
-            _ => {}
-        }
-    }
-    f
+        .map(String::from)
+        .collect()
 }
 
-/// Redis's populateCommandLegacyRangeSpec: the (first, last, step) triple derived from the
-/// key specs, and whether keys are "movable" (not describable that way).
-fn legacy_range(spec: &Json) -> (KeyRange, bool) {
-    let specs = spec
-        .get("key_specs")
-        .and_then(Json::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut range = KeyRange::default();
-    let mut movable = spec.get("get_keys_function").is_some();
-    let mut prev_last: Option<i64> = None;
-    for ks in &specs {
-        let bs_index = ks
-            .get("begin_search")
-            .and_then(|b| b.get("index"))
-            .and_then(|i| i.get("pos"))
-            .and_then(Json::as_i64);
-        let fk_range = ks.get("find_keys").and_then(|f| f.get("range"));
-        let (Some(pos), Some(r)) = (bs_index, fk_range) else {
+fn flags_of(bits: u64) -> Flags {
+    let has = |n: &str| bits & flag_bit(n) != 0;
+    Flags {
+        write: has("WRITE"),
+        readonly: has("READONLY"),
+        denyoom: has("DENYOOM"),
+        admin: has("ADMIN"),
+        noscript: has("NOSCRIPT"),
+        loading: has("LOADING"),
+        stale: has("STALE"),
+        no_auth: has("NO_AUTH"),
+        fast: has("FAST"),
+        no_multi: has("NO_MULTI"),
+        pubsub: has("PUBSUB"),
+        blocking: has("BLOCKING"),
+        protected: has("PROTECTED"),
+        skip_slowlog: has("SKIP_SLOWLOG"),
+        skip_monitor: has("SKIP_MONITOR"),
+    }
+}
+
+/// Redis's setImplicitACLCategories.
+fn implicit_acl(flags: &Flags, mut acl: u64) -> u64 {
+    let bit = acl_category_bit;
+    if flags.write {
+        acl |= bit("write");
+    }
+    if flags.readonly && acl & bit("scripting") == 0 {
+        acl |= bit("read");
+    }
+    if flags.admin {
+        acl |= bit("admin") | bit("dangerous");
+    }
+    if flags.pubsub {
+        acl |= bit("pubsub");
+    }
+    if flags.fast {
+        acl |= bit("fast");
+    }
+    if flags.blocking {
+        acl |= bit("blocking");
+    }
+    if acl & bit("fast") == 0 {
+        acl |= bit("slow");
+    }
+    acl
+}
+
+/// Redis's populateCommandLegacyRangeSpec: the (first, last, step) triple glued from the
+/// plain range specs, and whether keys are "movable" (not all describable that way).
+fn legacy_range(specs: &[KeySpec]) -> (KeyRange, bool) {
+    if specs.is_empty() {
+        return (KeyRange::default(), false);
+    }
+    let mut movable = false;
+    if let [only] = specs {
+        if let (BeginSearch::Index(pos), FindKeys::Range { lastkey, step, .. }) =
+            (&only.begin, &only.find)
+        {
+            let last = if *lastkey >= 0 {
+                pos + lastkey
+            } else {
+                *lastkey
+            };
+            let range = KeyRange {
+                first: *pos,
+                last,
+                step: *step,
+            };
+            return (range, only.flags & keyspec::KEY_INCOMPLETE != 0);
+        }
+    }
+    let mut first = i64::MAX;
+    let mut last: i64 = 0;
+    let mut prev_last: i64 = 0;
+    for ks in specs {
+        let (BeginSearch::Index(pos), FindKeys::Range { lastkey, step, .. }) =
+            (&ks.begin, &ks.find)
+        else {
             movable = true;
             continue;
         };
-        let lastkey = r.get("lastkey").and_then(Json::as_i64).unwrap_or(0);
-        let step = r.get("step").and_then(Json::as_i64).unwrap_or(1);
-        let limit = r.get("limit").and_then(Json::as_i64).unwrap_or(0);
-        if limit != 0 {
+        if *step != 1 || (prev_last != 0 && prev_last != pos - 1) {
             movable = true;
             continue;
         }
-        let last = if lastkey < 0 { lastkey } else { pos + lastkey };
-        if range.first == 0 {
-            range = KeyRange {
-                first: pos,
-                last,
-                step,
-            };
-        } else if range.step == step && prev_last.is_some_and(|pl| pl >= 0 && pl + step == pos) {
-            range.last = last;
-        } else {
+        if ks.flags & keyspec::KEY_INCOMPLETE != 0 {
             movable = true;
         }
-        prev_last = Some(last);
+        first = first.min(*pos);
+        let abs = if *lastkey >= 0 {
+            lastkey + pos
+        } else {
+            *lastkey
+        };
+        // Redis compares as unsigned: a negative (count from the end) wins.
+        last = (last as u32).max(abs as u32) as i32 as i64;
+        prev_last = last;
     }
-    (range, movable)
+    if first == i64::MAX {
+        return (KeyRange::default(), true);
+    }
+    (
+        KeyRange {
+            first,
+            last,
+            step: 1,
+        },
+        movable,
+    )
 }
 
 impl CommandTable {
@@ -202,10 +347,14 @@ impl CommandTable {
                     let Some(&h) = handlers.get(full.as_str()) else {
                         continue;
                     };
+                    let mut subspec = subspecs[sub].clone();
+                    if let (Some(o), Some(g)) = (subspec.as_object_mut(), spec.get("group")) {
+                        o.entry("group").or_insert_with(|| g.clone());
+                    }
                     let def = Arc::new(make_def(
                         full,
                         sub.clone(),
-                        &subspecs[sub],
+                        &subspec,
                         Some(h),
                         HashMap::new(),
                         all.len(),
@@ -288,13 +437,41 @@ fn make_def(
     id: usize,
     slots: usize,
 ) -> CommandDef {
-    let (legacy_keys, movable_keys) = legacy_range(spec);
+    let key_specs: Vec<KeySpec> = spec
+        .get("key_specs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(KeySpec::parse)
+        .collect();
+    let (legacy_keys, movable_keys) = legacy_range(&key_specs);
+    let mut flag_bits = json_names(spec, "command_flags")
+        .iter()
+        .fold(0, |b, n| b | flag_bit(n));
+    if movable_keys {
+        flag_bits |= flag_bit("MOVABLEKEYS");
+    }
+    let flags = flags_of(flag_bits);
+    let explicit_acl = json_names(spec, "acl_categories")
+        .iter()
+        .fold(0, |b, n| b | acl_category_bit(n));
     CommandDef {
         fullname,
         name,
         arity: spec.get("arity").and_then(Json::as_i64).unwrap_or(0),
-        flags: flags_of(spec),
+        flags,
+        flag_bits,
+        acl_categories: implicit_acl(&flags, explicit_acl),
         spec: spec.clone(),
+        getkeys: spec
+            .get("get_keys_function")
+            .and_then(Json::as_str)
+            .and_then(GetKeysProc::from_name),
+        tips: json_names(spec, "command_tips")
+            .iter()
+            .map(|t| t.to_lowercase())
+            .collect(),
+        key_specs,
         legacy_keys,
         movable_keys,
         handler,

@@ -82,6 +82,12 @@ pub struct Hot {
     pub client_query_buffer_limit: AtomicI64,
     /// Hard output-buffer limit for normal clients (0 = none).
     pub output_hard_limit: AtomicI64,
+    /// slowlog-log-slower-than (µs; negative disables the slow log).
+    pub slowlog_slower_than: AtomicI64,
+    /// latency-monitor-threshold (ms; 0 disables the latency monitor).
+    pub latency_threshold_ms: AtomicI64,
+    /// latency-tracking (1 = yes): per-command latency histograms.
+    pub latency_tracking: AtomicI64,
 }
 
 /// The live configuration.
@@ -124,6 +130,15 @@ impl Config {
         self.hot
             .output_hard_limit
             .store(limits[0].0.min(i64::MAX as u64) as i64, Relaxed);
+        self.hot
+            .slowlog_slower_than
+            .store(self.get_i64("slowlog-log-slower-than"), Relaxed);
+        self.hot
+            .latency_threshold_ms
+            .store(self.get_i64("latency-monitor-threshold"), Relaxed);
+        self.hot
+            .latency_tracking
+            .store(self.get_bool("latency-tracking") as i64, Relaxed);
     }
 
     /// The canonical value of option `i` (CONFIG GET's text).

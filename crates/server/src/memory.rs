@@ -1,0 +1,91 @@
+//! Process memory figures for INFO memory: jemalloc's counters (the server binary uses
+//! jemalloc as its global allocator), RSS from /proc, and Redis's human-readable sizes.
+
+use tikv_jemalloc_ctl::{epoch, stats};
+
+/// jemalloc's counters, refreshed (the epoch advanced) at each call.
+#[derive(Clone, Copy, Default)]
+pub struct AllocStats {
+    pub allocated: u64,
+    pub active: u64,
+    pub resident: u64,
+}
+
+pub fn alloc_stats() -> AllocStats {
+    let _ = epoch::advance();
+    AllocStats {
+        allocated: stats::allocated::read().unwrap_or(0) as u64,
+        active: stats::active::read().unwrap_or(0) as u64,
+        resident: stats::resident::read().unwrap_or(0) as u64,
+    }
+}
+
+/// Resident set size of the process, from /proc/self/statm.
+pub fn rss() -> u64 {
+    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * page_size()
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf only reads a system constant; it has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as u64
+    } else {
+        4096
+    }
+}
+
+/// Physical memory of the machine (MemTotal).
+pub fn total_system_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+/// The allocator's name and version, as INFO's mem_allocator (e.g. `jemalloc-5.3.0`).
+pub fn allocator_name() -> String {
+    let v = tikv_jemalloc_ctl::version::read().unwrap_or("unknown");
+    format!("jemalloc-{}", v.split('-').next().unwrap_or(v))
+}
+
+/// Redis's bytesToHuman.
+pub fn human(n: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (1 << 10, "K"),
+        (1 << 20, "M"),
+        (1 << 30, "G"),
+        (1 << 40, "T"),
+        (1 << 50, "P"),
+    ];
+    if !(1024..1 << 60).contains(&n) {
+        return format!("{n}B");
+    }
+    for (i, (unit, suffix)) in UNITS.iter().enumerate() {
+        if i + 1 == UNITS.len() || n < UNITS[i + 1].0 {
+            return format!("{:.2}{suffix}", n as f64 / *unit as f64);
+        }
+    }
+    format!("{n}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(1000), "1000B");
+        assert_eq!(human(1064456), "1.02M");
+        assert_eq!(human(32768), "32.00K");
+        assert_eq!(human(25276510208), "23.54G");
+    }
+}
