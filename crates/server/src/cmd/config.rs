@@ -1,5 +1,6 @@
 //! CONFIG GET, SET, RESETSTAT, REWRITE, HELP.
 
+use super::help::reply_help;
 use super::{Ctx, Handler};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -9,20 +10,6 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("config|rewrite", config_rewrite),
     ("config|help", config_help),
 ];
-
-/// Redis's addReplyHelp: "<CMD> <subcommand> ..." header, the lines, then HELP's own.
-pub fn reply_help(ctx: &mut Ctx, cmd: &[u8], lines: &[&str]) {
-    let name = String::from_utf8_lossy(cmd).to_uppercase();
-    ctx.out.array(lines.len() + 3);
-    ctx.out.simple(&format!(
-        "{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ));
-    for l in lines {
-        ctx.out.simple(l);
-    }
-    ctx.out.simple("HELP");
-    ctx.out.simple("    Prints this help.");
-}
 
 fn config_help(ctx: &mut Ctx, argv: &[&[u8]]) {
     reply_help(

@@ -1,6 +1,7 @@
 //! OBJECT and the keyspace commands that move values: COPY, MOVE.
 
 use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
+use super::help::reply_help;
 use super::{Ctx, Handler};
 use engine::shard::lru_clock;
 use engine::{now_ms, Entry, MultiGuard, Shard, StrValue, Value};
@@ -34,20 +35,6 @@ pub fn lfu_policy(ctx: &Ctx) -> bool {
 /// LFUGetTimeInMinutes: the 16-bit minute clock of the LFU access time.
 pub fn lfu_minutes() -> u32 {
     ((now_ms() / 1000 / 60) & 0xffff) as u32
-}
-
-/// Reply with a help text the way Redis's addReplyHelp does.
-pub fn reply_help(ctx: &mut Ctx, cmd: &[u8], lines: &[&str]) {
-    ctx.out.array(lines.len() + 3);
-    ctx.out.simple(&format!(
-        "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        String::from_utf8_lossy(cmd).to_uppercase()
-    ));
-    for l in lines {
-        ctx.out.simple(l);
-    }
-    ctx.out.simple("HELP");
-    ctx.out.simple("    Prints this help.");
 }
 
 fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
