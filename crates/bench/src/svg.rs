@@ -18,12 +18,13 @@ pub struct Chart<'a> {
     pub series: Vec<Series>,
 }
 
-const W: f64 = 640.0;
-const H: f64 = 360.0;
+const W: f64 = 600.0;
+/// Height of the plot area plus axes, without the legend.
+const PLOT_H: f64 = 300.0;
 const L: f64 = 70.0;
 const R: f64 = 20.0;
-const T: f64 = 36.0;
 const B: f64 = 50.0;
+const LEGEND_ROW: f64 = 16.0;
 pub const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
@@ -92,6 +93,10 @@ impl Chart<'_> {
             .flat_map(|s| s.points.iter().copied())
             .filter(|(x, y)| x.is_finite() && y.is_finite() && (!self.log_x || *x > 0.0))
             .collect();
+        // The legend gets rows of its own above the plot, so it never covers a point.
+        let t_margin = 36.0 + LEGEND_ROW * self.series.len() as f64;
+        #[allow(non_snake_case)]
+        let (T, H) = (t_margin, PLOT_H + t_margin);
         let mut o = String::new();
         let _ = write!(
             o,
@@ -122,7 +127,12 @@ impl Chart<'_> {
             x1 += 0.5;
         }
         let y1 = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
-        let yt = nice_ticks(0.0, if y1 > 0.0 { y1 } else { 1.0 }, 5);
+        let mut yt = nice_ticks(0.0, if y1 > 0.0 { y1 } else { 1.0 }, 5);
+        if let [.., a, b] = yt[..] {
+            if b < y1 {
+                yt.push(b + (b - a));
+            }
+        }
         let y1 = yt.last().copied().unwrap_or(1.0).max(y1).max(1e-12);
         let px = |x: f64| L + (fx(x) - x0) / (x1 - x0) * (W - L - R);
         let py = |y: f64| H - B - y / y1 * (H - T - B);
@@ -212,7 +222,7 @@ impl Chart<'_> {
                     short(*y)
                 );
             }
-            let ly = T + 4.0 + 16.0 * i as f64;
+            let ly = 28.0 + LEGEND_ROW * i as f64;
             let _ = write!(
                 o,
                 r#"<rect x="{}" y="{ly}" width="12" height="4" fill="{color}"/><text x="{}" y="{}" class="legend">{}</text>"#,
