@@ -13,6 +13,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+# skein-bench's report test renders its HTML in headless Chromium (Debian's package).
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } \
+    || echo "chromium could not be installed: the report rendering test will be skipped"
+fi
 redis-server --version | grep -q "v=7.0.15" || { echo "need redis-server 7.0.15"; redis-server --version; exit 1; }
 
 if [ ! -x .venv/bin/pytest ]; then
@@ -24,5 +30,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo build --workspace --all-targets
 cargo test --workspace
+# skein-bench is compared with redis-benchmark's throughput: test an optimized build.
+cargo build --release -p skein-bench
+export SKEIN_BENCH_BIN="$PWD/target/release/skein-bench"
 export SKEIN_BIN="$PWD/target/debug/skein-server"
 .venv/bin/pytest -q tests "$@"
