@@ -21,7 +21,7 @@ import pytest
 from difftool import compare
 from resp_client import RawConn
 
-SEEDS = range(12)
+SEEDS = range(16)
 COMMANDS_PER_SEED = 300
 MAX_SHRINK_REPLAYS = 400
 

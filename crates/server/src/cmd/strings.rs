@@ -249,6 +249,14 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
+    let now = now_ms();
+    let key = argv[1];
+    let (mut shard, h) = ctx.db().lock(key);
+    // As Redis: a missing key or wrong type is answered before the expire time is checked.
+    if !matches!(read_str(&mut shard, h, key, now), Ok(Some(_))) {
+        reply_get(ctx, &mut shard, h, key, now);
+        return;
+    }
     let expire_at = match &o.expire {
         Some((unit, arg)) => match expire_ms(unit, arg, "getex") {
             Ok(ms) => Some(ms),
@@ -256,12 +264,7 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         },
         None => None,
     };
-    let now = now_ms();
-    let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
-    if !reply_get(ctx, &mut shard, h, key, now) || shard.peek(h, key).is_none() {
-        return;
-    }
+    reply_get(ctx, &mut shard, h, key, now);
     if let Some(ms) = expire_at {
         if ms <= now {
             // An expiry in the past deletes the key, as Redis does.
