@@ -22,6 +22,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("client|unblock", unblock),
     ("client|getredir", getredir),
     ("client|trackinginfo", trackinginfo),
+    ("client|caching", caching),
     ("monitor", monitor),
 ];
 
@@ -412,6 +413,12 @@ fn trackinginfo(ctx: &mut Ctx, _argv: &[&[u8]]) {
     ctx.out.int(-1);
     ctx.out.bulk(b"prefixes");
     ctx.out.array(0);
+}
+
+/// No client is ever in tracking mode (see `trackinginfo`), so CACHING always gets
+/// Redis's answer for a client that is not.
+fn caching(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    ctx.out.error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled");
 }
 
 fn monitor(ctx: &mut Ctx, _argv: &[&[u8]]) {
