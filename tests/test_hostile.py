@@ -35,6 +35,18 @@ def assert_serving(port):
     c.close()
 
 
+def start(kind, fresh_redis, fresh_skein, extra=()):
+    """A server of its own: redis-server or skein-server, with `extra` options."""
+    return (fresh_redis if kind == "redis" else fresh_skein)(list(extra))
+
+
+def expect_closed(s, expected, port):
+    """The server sends `expected`, closes `s`, and still serves others."""
+    assert read_until_closed(s) == expected
+    s.close()
+    assert_serving(port)
+
+
 def both(redis_server, skein_server):
     return [("redis", redis_server.port), ("skein", skein_server.port)]
 
@@ -69,41 +81,33 @@ def test_protocol_errors(data, expected, redis_server, skein_server):
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_proto_max_bulk_len_lowered(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(["--proto-max-bulk-len", "1mb"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--proto-max-bulk-len", "1mb"])
     c = RawConn(srv.port)
     big = b"x" * (1 << 20)
     assert c.call("SET", "k", big) == b"+OK\r\n"
     c.close()
     s = connect(srv.port)
     s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % ((1 << 20) + 1))
-    assert read_until_closed(s) == b"-ERR Protocol error: invalid bulk length\r\n"
-    s.close()
-    assert_serving(srv.port)
+    expect_closed(s, b"-ERR Protocol error: invalid bulk length\r\n", srv.port)
 
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_query_buffer_limit(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(
-        ["--client-query-buffer-limit", "1mb"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--client-query-buffer-limit", "1mb"])
     s = connect(srv.port)
     # A 5 MB argument announced; the server drops us once 1 MB is buffered.
     s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5000000\r\n")
-    sent = 0
     try:
         for _ in range(40):
             s.sendall(b"y" * 65536)
-            sent += 65536
     except (BrokenPipeError, ConnectionResetError):
         pass
-    assert read_until_closed(s) == b""
-    s.close()
-    assert_serving(srv.port)
+    expect_closed(s, b"", srv.port)
 
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_output_buffer_hard_limit(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(
-        ["--client-output-buffer-limit", "normal 1mb 1mb 0"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--client-output-buffer-limit", "normal 1mb 1mb 0"])
     c = RawConn(srv.port)
     c.call("SET", "big", b"v" * 100000)
     c.close()
@@ -254,7 +258,7 @@ def test_empty_multibulk(redis_server, skein_server):
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_unauthenticated_limits(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(["--requirepass", "secret"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--requirepass", "secret"])
     s = connect(srv.port)
     s.sendall(b"*11\r\n")
     assert read_until_closed(s) == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
@@ -274,7 +278,7 @@ def test_unauthenticated_limits(kind, fresh_redis, fresh_skein):
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_maxclients(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(["--maxclients", "5"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--maxclients", "5"])
     time.sleep(0.3)  # the fixture's readiness probe has left
     conns = [RawConn(srv.port) for _ in range(5)]
     for c in conns:
@@ -301,7 +305,7 @@ def test_maxclients(kind, fresh_redis, fresh_skein):
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_idle_timeout(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)(["--timeout", "1"])
+    srv = start(kind, fresh_redis, fresh_skein, ["--timeout", "1"])
     idle = connect(srv.port)
     busy = RawConn(srv.port)
     deadline = time.time() + 10
@@ -322,7 +326,7 @@ def test_idle_timeout(kind, fresh_redis, fresh_skein):
 
 @pytest.mark.parametrize("kind", ["redis", "skein"])
 def test_shutdown_is_graceful(kind, fresh_redis, fresh_skein):
-    srv = (fresh_redis if kind == "redis" else fresh_skein)()
+    srv = start(kind, fresh_redis, fresh_skein)
     other = RawConn(srv.port)
     assert other.call("PING") == b"+PONG\r\n"
     s = connect(srv.port)
