@@ -128,7 +128,7 @@ impl Worker {
             return Duration::ZERO;
         }
         if !self.paused.is_empty() {
-            let left = self.srv.clients.pause.until_ms() - engine::now_ms();
+            let left = self.srv.clients.pause.until_ms() - engine::wall_ms();
             return Duration::from_millis(left.clamp(1, TICK.as_millis() as i64) as u64);
         }
         TICK
@@ -254,6 +254,7 @@ impl Worker {
     }
 
     fn service(&mut self, token: usize, ready: Ready) {
+        engine::begin_batch();
         let iteration = self.iteration;
         let Some(conn) = self.conns.get_mut(token) else {
             return;
@@ -280,7 +281,7 @@ impl Worker {
         }
         let pause = &self.srv.clients.pause;
         let generation = pause.generation();
-        if generation == self.paused_gen && pause.current(engine::now_ms()) != PauseKind::Off {
+        if generation == self.paused_gen && pause.current(engine::wall_ms()) != PauseKind::Off {
             return;
         }
         self.paused_gen = generation;
@@ -309,7 +310,7 @@ impl Worker {
     /// Periodic work: idle timeouts, giving back idle buffers, CPU accounting.
     fn tick(&mut self) {
         let timeout_ms = self.srv.config.get_i64("timeout") * 1000;
-        let now = engine::now_ms();
+        let now = engine::wall_ms();
         for t in self.conns.tokens() {
             let Some(c) = self.conns.get_mut(t) else {
                 continue;
