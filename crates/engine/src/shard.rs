@@ -186,3 +186,66 @@ impl Shard {
         self.table.iter().nth(i)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::StrRef;
+
+    fn put(s: &mut Shard, k: &[u8], v: &[u8], expire: i64) -> Option<Entry> {
+        s.insert(hash_key(k), k, StrRef::encode(v), expire)
+    }
+
+    #[test]
+    fn insert_get_replace_remove() {
+        let mut s = Shard::default();
+        for i in 0..300 {
+            put(&mut s, format!("k{i}").as_bytes(), b"v", NO_EXPIRE);
+        }
+        assert_eq!(s.len(), 300);
+        let old = put(&mut s, b"k7", b"12", 100).expect("replaced");
+        assert_eq!(old.value(), ValueRef::Str(StrRef::Embstr(b"v")));
+        assert_eq!(s.expires_len(), 1);
+        let h = hash_key(b"k7");
+        assert_eq!(s.peek(h, b"k7").unwrap().expire_at(), 100);
+        // Replacing without a TTL forgets it.
+        put(&mut s, b"k7", b"x", NO_EXPIRE);
+        assert_eq!(s.expires_len(), 0);
+        assert!(s.set_expire(h, b"k7", 50));
+        assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50));
+        assert_eq!(s.expires_len(), 1);
+        // Lazy expiry on get.
+        assert!(s.get(h, b"k7", 49).is_some());
+        assert!(s.get(h, b"k7", 50).is_none());
+        assert_eq!((s.len(), s.expires_len()), (299, 0));
+        let e = s.remove(hash_key(b"k1"), b"k1").unwrap();
+        assert_eq!(e.key(), b"k1");
+        assert!(s.remove(hash_key(b"k1"), b"k1").is_none());
+        // A renamed entry keeps its TTL and is found under its new key.
+        let e = s.remove(hash_key(b"k2"), b"k2").unwrap();
+        s.insert_entry(hash_key(b"k2"), e);
+        s.set_expire(hash_key(b"k2"), b"k2", 1_000);
+        let e = s.remove(hash_key(b"k2"), b"k2").unwrap().with_key(b"moved");
+        s.insert_entry(hash_key(b"moved"), e);
+        assert_eq!(s.peek(hash_key(b"moved"), b"moved").unwrap().expire_at(), 1_000);
+        assert_eq!(s.expires_len(), 1);
+        let all = s.take_all();
+        assert_eq!((all.len(), s.len(), s.expires_len()), (298, 0, 0));
+    }
+
+    #[test]
+    fn expire_sample_deletes_expired() {
+        let mut s = Shard::default();
+        for i in 0..50 {
+            let at = if i % 2 == 0 { 10 } else { 1_000 };
+            put(&mut s, format!("k{i}").as_bytes(), b"v", at);
+        }
+        put(&mut s, b"forever", b"v", NO_EXPIRE);
+        let mut gone = 0;
+        for _ in 0..100 {
+            gone += s.expire_sample(20, 500).1;
+        }
+        assert_eq!(gone, 25);
+        assert_eq!((s.len(), s.expires_len()), (26, 25));
+    }
+}
