@@ -271,30 +271,44 @@ impl Entry {
         }
     }
 
-    /// The block's shape, from its header.
-    fn parts(&self) -> Parts {
+    /// A length field at offset `at`: (value, size of the field).
+    ///
+    /// # Safety
+    /// `at` must be the offset of a length field of this block.
+    unsafe fn len_at(&self, at: usize) -> (usize, usize) {
         let base = self.ptr.as_ptr();
-        // SAFETY (every read here): by the module invariant the block is well formed and
-        // initialized, and each read is of a field the format puts at that offset: the
-        // flags byte of the meta, a length's first byte, the 8 bytes after a LONG_LEN
-        // first byte, and the length of an inline string payload.
-        let field = |at: usize| -> (usize, usize) {
-            match unsafe { *base.add(at) } {
+        // SAFETY: by the module invariant the block is well formed and initialized; a
+        // length field (the caller's contract) has its first byte at `at`, and 8 more
+        // bytes when that byte is LONG_LEN.
+        unsafe {
+            match *base.add(at) {
                 LONG_LEN => {
-                    let n = unsafe { ptr::read_unaligned(base.add(at + 1).cast::<[u8; 8]>()) };
+                    let n = ptr::read_unaligned(base.add(at + 1).cast::<[u8; 8]>());
                     (u64::from_le_bytes(n) as usize, 9)
                 }
                 n => (n as usize, 1),
             }
-        };
-        let flags = unsafe { *base.add(3) };
+        }
+    }
+
+    /// The flags, and where the key's bytes are and how many.
+    fn key_parts(&self) -> (u8, usize, usize) {
+        // SAFETY: every block starts with the 4 meta bytes; the flags are the last one.
+        let flags = unsafe { *self.ptr.as_ptr().add(3) };
         let at = META + if flags & HAS_EXPIRE != 0 { EXPIRE } else { 0 };
-        let (key_len, n) = field(at);
-        let key_at = at + n;
+        // SAFETY: the key's length field follows the meta and the expiry (if flagged).
+        let (key_len, n) = unsafe { self.len_at(at) };
+        (flags, at + n, key_len)
+    }
+
+    /// The block's shape, from its header.
+    fn parts(&self) -> Parts {
+        let (flags, key_at, key_len) = self.key_parts();
         let payload_at = key_at + key_len;
         let payload_len = match flags & KIND_MASK {
             KIND_EMBSTR | KIND_RAW => {
-                let (len, n) = field(payload_at);
+                // SAFETY: an inline string payload starts with its length field.
+                let (len, n) = unsafe { self.len_at(payload_at) };
                 n + len
             }
             KIND_HEAP => PTR,
@@ -406,8 +420,10 @@ impl Entry {
     }
 
     pub fn key(&self) -> &[u8] {
-        let (p, b) = self.view();
-        &b[p.key_at..p.key_at + p.key_len]
+        let (_, at, len) = self.key_parts();
+        // SAFETY: the key's bytes are initialized block bytes at..at + len (invariant),
+        // borrowed with self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(at), len) }
     }
 
     pub fn value(&self) -> ValueRef<'_> {

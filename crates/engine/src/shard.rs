@@ -227,7 +227,10 @@ mod tests {
         s.set_expire(hash_key(b"k2"), b"k2", 1_000);
         let e = s.remove(hash_key(b"k2"), b"k2").unwrap().with_key(b"moved");
         s.insert_entry(hash_key(b"moved"), e);
-        assert_eq!(s.peek(hash_key(b"moved"), b"moved").unwrap().expire_at(), 1_000);
+        assert_eq!(
+            s.peek(hash_key(b"moved"), b"moved").unwrap().expire_at(),
+            1_000
+        );
         assert_eq!(s.expires_len(), 1);
         let all = s.take_all();
         assert_eq!((all.len(), s.len(), s.expires_len()), (298, 0, 0));
