@@ -19,6 +19,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } \
     || echo "chromium could not be installed: the report rendering test will be skipped"
 fi
+# Go, for the linearizability checker (tests/linearizability, built by its pytest wrapper;
+# its module dependencies come through the Go module proxy).
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go >/dev/null
+fi
 redis-server --version | grep -q "v=7.0.15" || { echo "need redis-server 7.0.15"; redis-server --version; exit 1; }
 
 if [ ! -x .venv/bin/pytest ]; then

@@ -1,13 +1,36 @@
-//! The registry of connected clients, shared by all workers for CLIENT LIST/KILL/INFO.
+//! The registry of connected clients, shared by all workers for CLIENT LIST/KILL/INFO,
+//! plus the two pieces of server-wide client state: MONITOR subscribers and CLIENT PAUSE.
 //!
 //! A connection's worker owns its socket and buffers; what other threads may read or ask
 //! for lives in [`ClientInfo`]: atomics and small locks touched only when a client's
 //! state changes, never a lock on the command path of other clients.
 
-use parking_lot::Mutex;
+use crate::net::mailbox::Mailbox;
+use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Arc;
+
+/// Client flag bits (CLIENT LIST `flags=`), set by the owning worker or its commands.
+pub mod flag {
+    pub const MONITOR: u32 = 1 << 0;
+    pub const PUBSUB: u32 = 1 << 1;
+    pub const MULTI: u32 = 1 << 2;
+    /// Waiting: a CLIENT PAUSE postponed its command.
+    pub const BLOCKED: u32 = 1 << 3;
+    pub const CLOSE_AFTER_REPLY: u32 = 1 << 4;
+    pub const UNIX: u32 = 1 << 5;
+    pub const NO_EVICT: u32 = 1 << 6;
+    /// Output is waiting for the socket to become writable (`events=rw`).
+    pub const WANT_WRITE: u32 = 1 << 7;
+    /// Not reading (output backpressure or half-closed): `events=` lacks `r`.
+    pub const NO_READ: u32 = 1 << 8;
+}
+
+/// Size Redis's reply buffer reports as one block (`obl` / `oll` in CLIENT LIST).
+const REPLY_CHUNK: u64 = 16 * 1024;
 
 /// What the rest of the server may see of one client.
 pub struct ClientInfo {
@@ -16,64 +39,162 @@ pub struct ClientInfo {
     pub laddr: String,
     pub fd: i32,
     pub worker: usize,
+    /// The connection's token on its worker, and the worker's mailbox.
+    pub token: usize,
+    pub mailbox: Arc<Mailbox>,
     pub created_ms: i64,
     pub name: Mutex<Vec<u8>>,
     pub lib_name: Mutex<String>,
     pub db: AtomicUsize,
     pub last_interaction_ms: AtomicI64,
-    pub last_cmd: Mutex<String>,
+    /// Id + 1 in the command table of the last command run (0: none yet).
+    pub last_cmd: AtomicUsize,
     pub qbuf: AtomicU64,
+    pub qbuf_free: AtomicU64,
+    /// Argument bytes of the command now running (0 between commands).
+    pub argv_mem: AtomicU64,
+    /// Unsent reply bytes.
     pub obuf: AtomicU64,
+    /// Reply buffer capacity and the largest reply backlog seen lately.
+    pub rbuf_size: AtomicU64,
+    pub rbuf_peak: AtomicU64,
+    /// Memory the connection's buffers hold.
+    pub tot_mem: AtomicU64,
     pub resp: AtomicU64,
     /// Set by CLIENT KILL (or shutdown): the owning worker closes the connection.
     pub kill: AtomicBool,
     pub user: String,
     pub is_unix: bool,
-    /// Flag letters as CLIENT LIST shows them (e.g. "N", "M" for MONITOR).
-    pub flags: Mutex<String>,
-    pub no_evict: AtomicBool,
+    /// [`flag`] bits.
+    pub flags: AtomicU32,
+    /// MONITOR lines waiting for this client's worker, and whether it was told.
+    pub feed: Mutex<Vec<u8>>,
+    pub feed_notified: AtomicBool,
+}
+
+/// How a connection is identified when it is created.
+pub struct ClientAddr {
+    pub addr: String,
+    pub laddr: String,
+    pub fd: i32,
+    pub is_unix: bool,
 }
 
 impl ClientInfo {
-    pub fn new(
-        id: u64,
-        addr: String,
-        laddr: String,
-        fd: i32,
-        worker: usize,
-        is_unix: bool,
-    ) -> Self {
+    pub fn new(id: u64, a: ClientAddr, worker: usize, token: usize, mailbox: Arc<Mailbox>) -> Self {
         let now = engine::now_ms();
         ClientInfo {
             id,
-            addr,
-            laddr,
-            fd,
+            addr: a.addr,
+            laddr: a.laddr,
+            fd: a.fd,
             worker,
+            token,
+            mailbox,
             created_ms: now,
             name: Mutex::new(Vec::new()),
             lib_name: Mutex::new(String::new()),
             db: AtomicUsize::new(0),
             last_interaction_ms: AtomicI64::new(now),
-            last_cmd: Mutex::new("NULL".to_string()),
+            last_cmd: AtomicUsize::new(0),
             qbuf: AtomicU64::new(0),
+            qbuf_free: AtomicU64::new(0),
+            argv_mem: AtomicU64::new(0),
             obuf: AtomicU64::new(0),
+            rbuf_size: AtomicU64::new(0),
+            rbuf_peak: AtomicU64::new(0),
+            tot_mem: AtomicU64::new(0),
             resp: AtomicU64::new(2),
             kill: AtomicBool::new(false),
             user: "default".to_string(),
-            is_unix,
-            flags: Mutex::new("N".to_string()),
-            no_evict: AtomicBool::new(false),
+            is_unix: a.is_unix,
+            flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
+            feed: Mutex::new(Vec::new()),
+            feed_notified: AtomicBool::new(false),
         }
     }
 
+    pub fn has(&self, f: u32) -> bool {
+        self.flags.load(Relaxed) & f != 0
+    }
+
+    pub fn set_flag(&self, f: u32, on: bool) {
+        if on {
+            self.flags.fetch_or(f, Relaxed);
+        } else {
+            self.flags.fetch_and(!f, Relaxed);
+        }
+    }
+
+    pub fn is_monitor(&self) -> bool {
+        self.has(flag::MONITOR)
+    }
+
+    /// Redis's client type: normal, pubsub (no masters or replicas connect yet; a
+    /// MONITOR client counts as normal, as in Redis).
+    pub fn client_type(&self) -> ClientType {
+        if self.has(flag::PUBSUB) {
+            ClientType::Pubsub
+        } else {
+            ClientType::Normal
+        }
+    }
+
+    /// Ask the owning worker to close this client.
+    pub fn request_kill(&self) {
+        self.kill.store(true, Relaxed);
+        self.mailbox.notify(self.token);
+    }
+
+    /// Flag letters as CLIENT LIST shows them, in Redis's order.
+    fn flag_letters(&self) -> String {
+        let f = self.flags.load(Relaxed);
+        let mut s = String::new();
+        for (bit, c) in [
+            (flag::MONITOR, 'O'),
+            (flag::PUBSUB, 'P'),
+            (flag::MULTI, 'x'),
+            (flag::BLOCKED, 'b'),
+            (flag::CLOSE_AFTER_REPLY, 'c'),
+            (flag::UNIX, 'U'),
+            (flag::NO_EVICT, 'e'),
+        ] {
+            if f & bit != 0 {
+                s.push(c);
+            }
+        }
+        if s.is_empty() {
+            s.push('N');
+        }
+        s
+    }
+
     /// One line of CLIENT LIST / CLIENT INFO, with Redis 7.0's fields in Redis's order.
-    pub fn describe(&self, now_ms: i64) -> String {
+    /// `cmd_name` resolves a command id to its full name.
+    pub fn describe(&self, now_ms: i64, cmd_name: impl Fn(usize) -> String) -> String {
         let name = String::from_utf8_lossy(&self.name.lock()).into_owned();
-        let age = (now_ms - self.created_ms).max(0) / 1000;
-        let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
+        // Redis subtracts whole seconds of its cached unix time.
+        let age = (now_ms / 1000 - self.created_ms / 1000).max(0);
+        let idle = (now_ms / 1000 - self.last_interaction_ms.load(Relaxed) / 1000).max(0);
+        let pending = self.obuf.load(Relaxed);
+        let obl = pending.min(REPLY_CHUNK);
+        let omem = pending - obl;
+        let oll = omem.div_ceil(REPLY_CHUNK);
+        let f = self.flags.load(Relaxed);
+        let mut events = String::new();
+        if f & flag::NO_READ == 0 {
+            events.push('r');
+        }
+        if f & flag::WANT_WRITE != 0 {
+            events.push('w');
+        }
+        let cmd = match self.last_cmd.load(Relaxed) {
+            0 => "NULL".to_string(),
+            id => cmd_name(id - 1),
+        };
+        let multi = if f & flag::MULTI != 0 { 0 } else { -1 };
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem=0 events=r cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -81,20 +202,56 @@ impl ClientInfo {
             name,
             age,
             idle,
-            self.flags.lock(),
+            self.flag_letters(),
             self.db.load(Relaxed),
+            multi,
             self.qbuf.load(Relaxed),
-            self.obuf.load(Relaxed),
-            self.last_cmd.lock(),
+            self.qbuf_free.load(Relaxed),
+            self.argv_mem.load(Relaxed),
+            self.rbuf_size.load(Relaxed),
+            self.rbuf_peak.load(Relaxed),
+            obl,
+            oll,
+            omem,
+            self.tot_mem.load(Relaxed),
+            events,
+            cmd,
             self.user,
             self.resp.load(Relaxed),
         )
     }
 }
 
+/// Redis's client classes (CLIENT LIST TYPE, CLIENT KILL TYPE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    Pubsub,
+    Master,
+}
+
+impl ClientType {
+    /// Redis's getClientTypeByName.
+    pub fn parse(name: &[u8]) -> Option<ClientType> {
+        let lower = name.to_ascii_lowercase();
+        match lower.as_slice() {
+            b"normal" => Some(ClientType::Normal),
+            b"slave" | b"replica" => Some(ClientType::Replica),
+            b"pubsub" => Some(ClientType::Pubsub),
+            b"master" => Some(ClientType::Master),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct ClientRegistry {
     clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    pub monitors: Monitors,
+    pub pause: Pause,
+    /// Every worker's mailbox (to wake them all when clients are unpaused).
+    workers: RwLock<Vec<Arc<Mailbox>>>,
 }
 
 impl ClientRegistry {
@@ -102,8 +259,8 @@ impl ClientRegistry {
         self.clients.lock().insert(c.id, c);
     }
 
-    pub fn remove(&self, id: u64) {
-        self.clients.lock().remove(&id);
+    pub fn remove(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.lock().remove(&id)
     }
 
     pub fn len(&self) -> usize {
@@ -121,5 +278,125 @@ impl ClientRegistry {
 
     pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
         self.clients.lock().get(&id).cloned()
+    }
+
+    pub fn add_worker(&self, mailbox: Arc<Mailbox>) {
+        self.workers.write().push(mailbox);
+    }
+
+    pub fn wake_all_workers(&self) {
+        for w in self.workers.read().iter() {
+            w.wake();
+        }
+    }
+
+    /// Close `c` from another client's command (CLIENT KILL): it leaves the registry
+    /// now, and its worker closes the socket.
+    pub fn kill(&self, c: &ClientInfo) {
+        self.remove(c.id);
+        c.request_kill();
+    }
+}
+
+/// MONITOR subscribers. The command path only reads `count` unless someone monitors.
+#[derive(Default)]
+pub struct Monitors {
+    count: AtomicUsize,
+    list: RwLock<Vec<Arc<ClientInfo>>>,
+}
+
+impl Monitors {
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.count.load(Relaxed) > 0
+    }
+
+    pub fn add(&self, c: Arc<ClientInfo>) {
+        let mut l = self.list.write();
+        l.push(c);
+        self.count.store(l.len(), Relaxed);
+    }
+
+    pub fn remove(&self, id: u64) {
+        let mut l = self.list.write();
+        l.retain(|c| c.id != id);
+        self.count.store(l.len(), Relaxed);
+    }
+
+    /// Queue `line` for every monitor and tell each one's worker (once per batch).
+    pub fn feed(&self, line: &[u8]) {
+        for m in self.list.read().iter() {
+            m.feed.lock().extend_from_slice(line);
+            if !m.feed_notified.swap(true, Relaxed) {
+                m.mailbox.notify(m.token);
+            }
+        }
+    }
+}
+
+/// CLIENT PAUSE state: what is paused and until when. Connections check it per command
+/// with two relaxed loads; a paused connection keeps its command queued and its worker
+/// retries it.
+#[derive(Default)]
+pub struct Pause {
+    /// [`PauseKind`] as u8 (0 = off).
+    kind: AtomicU8,
+    until_ms: AtomicI64,
+    /// Bumped on every change, so workers know when to retry paused connections.
+    generation: AtomicU64,
+    change: Mutex<()>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum PauseKind {
+    Off = 0,
+    Write = 1,
+    All = 2,
+}
+
+impl Pause {
+    /// What is paused now (`Off` once the end time has passed).
+    #[inline]
+    pub fn current(&self, now_ms: i64) -> PauseKind {
+        match self.kind.load(Relaxed) {
+            0 => PauseKind::Off,
+            _ if now_ms >= self.until_ms.load(Relaxed) => PauseKind::Off,
+            1 => PauseKind::Write,
+            _ => PauseKind::All,
+        }
+    }
+
+    #[inline]
+    pub fn maybe_active(&self) -> bool {
+        self.kind.load(Relaxed) != 0
+    }
+
+    pub fn until_ms(&self) -> i64 {
+        self.until_ms.load(Relaxed)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Relaxed)
+    }
+
+    /// Pause until `end_ms`; a pause already in force keeps the stronger kind and the
+    /// later end, as Redis merges them.
+    pub fn pause(&self, end_ms: i64, kind: PauseKind) {
+        let _g = self.change.lock();
+        let now = engine::now_ms();
+        let (kind, end) = match self.current(now) {
+            PauseKind::Off => (kind, end_ms),
+            cur => (cur.max(kind), end_ms.max(self.until_ms.load(Relaxed))),
+        };
+        self.until_ms.store(end, Relaxed);
+        self.kind.store(kind as u8, Relaxed);
+        self.generation.fetch_add(1, Relaxed);
+    }
+
+    pub fn unpause(&self) {
+        let _g = self.change.lock();
+        self.kind.store(0, Relaxed);
+        self.generation.fetch_add(1, Relaxed);
     }
 }

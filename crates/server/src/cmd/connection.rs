@@ -1,4 +1,5 @@
-//! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET.
+//! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET (CLIENT and MONITOR
+//! are in `client.rs`).
 
 use super::args::{self, is, DB_OUT_OF_RANGE, NOT_INT};
 use super::{Ctx, Handler, ReplyMode};
@@ -56,6 +57,8 @@ fn auth(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() > 3 {
         return ctx.out.error(args::SYNTAX_ERR);
     }
+    // MONITOR (and logs) never show the secrets.
+    ctx.client.redacted |= if argv.len() == 3 { 0b110 } else { 0b10 };
     let (user, pass) = if argv.len() == 2 {
         if ctx.srv.config.get("requirepass").is_empty() {
             return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
@@ -102,6 +105,9 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
     while j < argv.len() {
         let more = argv.len() - 1 - j;
         if is(argv[j], "auth") && more >= 2 {
+            if j + 2 < 64 {
+                ctx.client.redacted |= (1 << (j + 1)) | (1 << (j + 2));
+            }
             if !check_password(ctx, argv[j + 1], argv[j + 2]) {
                 return ctx
                     .out
@@ -153,6 +159,7 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    super::client::stop_monitoring(ctx);
     ctx.client.db = 0;
     ctx.client.info.db.store(0, Relaxed);
     ctx.client.reply_mode = ReplyMode::On;

@@ -55,6 +55,8 @@ pub struct ClientState {
     pub close_after_reply: bool,
     pub reply_mode: ReplyMode,
     pub worker: usize,
+    /// Bit i set: argv[i] of the running command is shown as "(redacted)" (AUTH, HELLO).
+    pub redacted: u64,
 }
 
 /// What a handler works with.
@@ -155,6 +157,7 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         reply_error(ctx, &msg);
         return;
     };
+    ctx.client.info.last_cmd.store(cmd.id + 1, Relaxed);
     if !cmd.arity_ok(argv.len()) {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
         let msg = format!(
@@ -180,7 +183,11 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         reply_error(ctx, &msg);
         return;
     };
-    *ctx.client.info.last_cmd.lock() = cmd.fullname.clone();
+    if ctx.client.info.is_monitor() && client::replica_denied(cmd) {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        reply_error(ctx, "ERR Replica can't interact with the keyspace");
+        return;
+    }
     let errors_before = srv.stats.total_error_replies.load(Relaxed);
     let before = ctx.out.out.len();
     let start = std::time::Instant::now();
@@ -195,6 +202,10 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         srv.stats.workers[worker].count_error(&ctx.out.out[before + 1..]);
     }
     crate::stats::record_call(ctx, cmd, argv, elapsed);
+    if srv.clients.monitors.active() {
+        client::feed_monitors(ctx, cmd, argv);
+    }
+    ctx.client.redacted = 0;
 }
 
 fn reply_error(ctx: &mut Ctx, msg: &str) {

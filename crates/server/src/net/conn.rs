@@ -1,43 +1,83 @@
 //! One client connection on its worker: read, parse, execute, write.
+//!
+//! The socket is registered once for readable and writable edges (mio is edge-triggered)
+//! and never re-registered. Whatever an edge does not finish is remembered here and
+//! reported to the worker in [`After`]:
+//! - input left unread because of the read budget, or unprocessed because of output
+//!   backpressure that has since drained: `again` (the worker services it next loop);
+//! - a command postponed by CLIENT PAUSE: `paused` (the worker retries it when the pause
+//!   changes or ends);
+//! - output the socket did not take: the next writable edge.
 
 use super::stream::Stream;
+use crate::clients::flag;
 use crate::cmd::{self, ClientState, Ctx, ReplyMode};
 use crate::server::Server;
 use resp::{Limits, Parsed, ReplyBuf, RequestParser};
 use std::io::{ErrorKind, Read, Write};
 use std::ops::Range;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-/// Read size per read call.
+/// Smallest read buffer, and the free room we want before a read.
 const READ_CHUNK: usize = 16 * 1024;
+/// Most bytes read from one connection per loop iteration (then it yields to others).
+const READ_BUDGET: usize = 4 * 1024 * 1024;
 /// Past this much unsent output the connection stops reading requests until the client
 /// drains it: a client that never reads cannot grow the server's memory without bound.
 pub const OUTPUT_BACKPRESSURE: usize = 64 * 1024 * 1024;
+/// A MONITOR client cannot be throttled (others produce its output): past this much
+/// unsent output it is disconnected.
+pub const MONITOR_OUTPUT_MAX: usize = 256 * 1024 * 1024;
+
+/// What the poller reported.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ready {
+    pub readable: bool,
+    /// The peer shut down its side (or the socket failed): read to the end.
+    pub read_closed: bool,
+}
+
+/// What the worker should do with the connection after servicing it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Keep {
+        /// Service again next loop iteration (input may be waiting).
+        again: bool,
+        /// A command waits for CLIENT PAUSE to end.
+        paused: bool,
+    },
+    Close,
+}
+
+/// Why command processing stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Every complete command ran.
+    Drained,
+    Backpressure,
+    Paused,
+    Closing,
+}
 
 pub struct Conn {
     pub stream: Stream,
+    /// Read buffer: bytes `rstart..rend` are unparsed input; the rest is free room.
     rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    ranges: Vec<Range<usize>>,
     parser: RequestParser,
     pub out: ReplyBuf,
     /// Bytes of `out` already written.
     wpos: usize,
     pub state: ClientState,
     /// Peer closed its side (or a read failed).
-    pub eof: bool,
-    /// The interest currently registered with the poller.
-    pub interest: Option<mio::Interest>,
-}
-
-/// What the worker should do with the connection after an event.
-#[derive(Debug, PartialEq, Eq)]
-pub enum After {
-    /// Keep it; `want_write` says whether output is pending; `want_read` false means
-    /// the connection is held back by output backpressure.
-    Keep {
-        want_read: bool,
-        want_write: bool,
-    },
-    Close,
+    eof: bool,
+    /// Reading was skipped because of output backpressure.
+    read_blocked: bool,
+    /// Bookkeeping for the worker.
+    pub in_paused_list: bool,
+    pub serviced_at: u64,
 }
 
 impl Conn {
@@ -45,12 +85,17 @@ impl Conn {
         Conn {
             stream,
             rbuf: Vec::new(),
+            rstart: 0,
+            rend: 0,
+            ranges: Vec::new(),
             parser: RequestParser::new(),
             out: ReplyBuf::default(),
             wpos: 0,
             state,
             eof: false,
-            interest: None,
+            read_blocked: false,
+            in_paused_list: false,
+            serviced_at: 0,
         }
     }
 
@@ -58,70 +103,131 @@ impl Conn {
         self.out.out.len() - self.wpos
     }
 
-    /// Read everything available; returns bytes read.
-    fn fill(&mut self, srv: &Server) -> usize {
+    pub fn has_pending_output(&self) -> bool {
+        self.pending_out() > 0
+    }
+
+    /// Room to read into: move unparsed bytes to the front, grow when still short.
+    fn make_room(&mut self) {
+        if self.rstart > 0 {
+            self.rbuf.copy_within(self.rstart..self.rend, 0);
+            self.rend -= self.rstart;
+            self.rstart = 0;
+        }
+        if self.rbuf.len() - self.rend < READ_CHUNK {
+            let size = (self.rbuf.len() * 2).max(READ_CHUNK);
+            self.rbuf.resize(size, 0);
+        }
+    }
+
+    /// Read what the socket has, up to the budget. Returns true if more may be waiting.
+    fn fill(&mut self, srv: &Server, worker: usize, to_eof: bool) -> bool {
+        let limit = query_limit(srv);
         let mut total = 0;
+        let mut more = false;
         loop {
-            let len = self.rbuf.len();
-            self.rbuf.resize(len + READ_CHUNK, 0);
-            match self.stream.read(&mut self.rbuf[len..]) {
+            if self.rend == self.rbuf.len() {
+                self.make_room();
+            }
+            let room = self.rbuf.len() - self.rend;
+            match self.stream.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => {
-                    self.rbuf.truncate(len);
                     self.eof = true;
                     break;
                 }
                 Ok(n) => {
-                    self.rbuf.truncate(len + n);
+                    self.rend += n;
                     total += n;
-                    // A short read means the socket's receive queue is drained: the next
-                    // arriving segment raises a new edge, so no extra read is needed to
-                    // see WouldBlock (this saves a syscall per request).
-                    if n < READ_CHUNK {
+                    // A short read means the receive queue is drained: the next segment
+                    // raises a new edge, so no read just to see WouldBlock. After the
+                    // peer's FIN there is no further edge: read on to the end.
+                    if n < room && !to_eof {
                         break;
                     }
-                    // Stop reading a client that floods us faster than we reply.
-                    if self.rbuf.len() > query_limit(srv) {
+                    if self.rend - self.rstart > limit {
+                        break;
+                    }
+                    if total >= READ_BUDGET {
+                        more = true;
                         break;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    self.rbuf.truncate(len);
-                    break;
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {
-                    self.rbuf.truncate(len);
-                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
-                    self.rbuf.truncate(len);
                     self.eof = true;
                     break;
                 }
             }
         }
-        total
+        if total > 0 {
+            srv.stats.workers[worker]
+                .net_in
+                .fetch_add(total as u64, Relaxed);
+        }
+        more
+    }
+
+    /// Must this command wait for CLIENT PAUSE to end? (Checked only while a pause is
+    /// in force; commands that would be rejected anyway are not postponed, as in Redis.)
+    fn must_wait(&self, srv: &Server, argv: &[&[u8]]) -> bool {
+        let pause = &srv.clients.pause;
+        if !pause.maybe_active() || self.state.info.is_monitor() {
+            return false;
+        }
+        let kind = pause.current(engine::now_ms());
+        if kind == crate::clients::PauseKind::Off {
+            return false;
+        }
+        let Some(cmd) = srv.commands.lookup(argv) else {
+            return false;
+        };
+        if cmd.handler.is_none()
+            || !cmd.arity_ok(argv.len())
+            || (!self.state.authenticated && !cmd.flags.no_auth)
+        {
+            return false;
+        }
+        kind == crate::clients::PauseKind::All || cmd::client::paused_by_write_pause(cmd)
     }
 
     /// Parse and run every complete command in the read buffer.
-    fn process(&mut self, srv: &Server) {
-        let limits = Limits {
-            max_bulk_len: srv.config.hot.proto_max_bulk_len.load(Relaxed) as u64,
-            auth_required: !self.state.authenticated,
-        };
+    fn process(&mut self, srv: &Server) -> Stop {
+        if self.rstart == self.rend {
+            return Stop::Drained;
+        }
         let rbuf = std::mem::take(&mut self.rbuf);
-        let mut pos = 0;
-        let mut ranges: Vec<Range<usize>> = Vec::new();
+        let mut ranges = std::mem::take(&mut self.ranges);
+        let end = self.rend;
+        let mut pos = self.rstart;
+        let mut stop = Stop::Drained;
         let mut argv: Vec<&[u8]> = Vec::new();
-        while pos < rbuf.len() && !self.state.close_after_reply && !srv.is_shutting_down() {
-            if self.pending_out() > OUTPUT_BACKPRESSURE {
+        // As in Redis, the query buffer holds the whole batch while its commands run.
+        self.state.info.qbuf.store((end - pos) as u64, Relaxed);
+        while pos < end {
+            if self.state.close_after_reply || srv.is_shutting_down() {
+                stop = Stop::Closing;
                 break;
             }
-            let buf = &rbuf[pos..];
+            if self.pending_out() > OUTPUT_BACKPRESSURE {
+                stop = Stop::Backpressure;
+                break;
+            }
+            let limits = Limits {
+                max_bulk_len: srv.config.hot.proto_max_bulk_len.load(Relaxed) as u64,
+                auth_required: !self.state.authenticated,
+            };
+            let buf = &rbuf[pos..end];
             match self.parser.parse(buf, &limits, &mut ranges) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Command { consumed }) => {
                     argv.clear();
                     argv.extend(ranges.iter().map(|r| &buf[r.clone()]));
                     if !argv.is_empty() {
+                        if self.must_wait(srv, &argv) {
+                            stop = Stop::Paused;
+                            break;
+                        }
                         self.run(srv, &argv);
                     }
                     pos += consumed;
@@ -129,25 +235,44 @@ impl Conn {
                 Ok(Parsed::Owned { args, consumed }) => {
                     let owned: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
                     if !owned.is_empty() {
+                        if self.must_wait(srv, &owned) {
+                            stop = Stop::Paused;
+                            break;
+                        }
                         self.run(srv, &owned);
                     }
                     pos += consumed;
                 }
                 Err(e) => {
+                    // Redis replies with the protocol error and closes the connection.
                     self.out.error(&e.reply_text());
                     srv.stats.total_error_replies.fetch_add(1, Relaxed);
                     self.state.close_after_reply = true;
-                    pos = rbuf.len();
+                    pos = end;
                 }
             }
         }
-        let mut rbuf = rbuf;
-        rbuf.drain(..pos);
+        drop(argv);
         self.rbuf = rbuf;
-        self.state.info.qbuf.store(self.rbuf.len() as u64, Relaxed);
+        self.ranges = ranges;
+        if pos == end {
+            self.rstart = 0;
+            self.rend = 0;
+        } else {
+            self.rstart = pos;
+        }
+        let info = &self.state.info;
+        info.qbuf.store((self.rend - self.rstart) as u64, Relaxed);
+        info.qbuf_free
+            .store((self.rbuf.len() - self.rend) as u64, Relaxed);
+        stop
     }
 
     fn run(&mut self, srv: &Server, argv: &[&[u8]]) {
+        if self.state.info.is_monitor() {
+            // Lines fed before this command go out before its reply.
+            self.take_feed();
+        }
         let mark = self.out.out.len();
         if self.state.reply_mode == ReplyMode::SkipNext {
             self.state.reply_mode = ReplyMode::Skipping;
@@ -168,79 +293,163 @@ impl Conn {
         }
     }
 
+    /// Move MONITOR lines queued by other clients into the reply buffer.
+    fn take_feed(&mut self) {
+        let info = &self.state.info;
+        // Clear first: a line queued after this point notifies the worker again.
+        info.feed_notified.store(false, SeqCst);
+        let mut q = info.feed.lock();
+        if q.is_empty() {
+            return;
+        }
+        if self.pending_out() == 0 {
+            self.out.out.clear();
+            self.wpos = 0;
+            std::mem::swap(&mut self.out.out, &mut q);
+        } else {
+            self.out.out.extend_from_slice(&q);
+            q.clear();
+        }
+    }
+
     /// Write pending output. Returns false if the socket failed.
     pub fn flush(&mut self, srv: &Server, worker: usize) -> bool {
+        let mut written = 0;
         while self.wpos < self.out.out.len() {
             match self.stream.write(&self.out.out[self.wpos..]) {
                 Ok(0) => return false,
                 Ok(n) => {
                     self.wpos += n;
-                    srv.stats.workers[worker]
-                        .net_out
-                        .fetch_add(n as u64, Relaxed);
+                    written += n;
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return false,
             }
         }
-        if self.wpos == self.out.out.len() {
+        if written > 0 {
+            srv.stats.workers[worker]
+                .net_out
+                .fetch_add(written as u64, Relaxed);
+        }
+        let info = &self.state.info;
+        let len = self.out.out.len();
+        if len as u64 > info.rbuf_peak.load(Relaxed) {
+            info.rbuf_peak.store(len as u64, Relaxed);
+        }
+        if self.wpos == len {
             self.out.out.clear();
             self.wpos = 0;
             // Give back memory a huge reply left behind.
             if self.out.out.capacity() > 1024 * 1024 {
-                self.out.out.shrink_to(16 * 1024);
+                self.out.out.shrink_to(READ_CHUNK);
             }
         } else if self.wpos > 1024 * 1024 {
             self.out.out.drain(..self.wpos);
             self.wpos = 0;
         }
-        self.state
-            .info
-            .obuf
-            .store(self.pending_out() as u64, Relaxed);
+        info.obuf.store(self.pending_out() as u64, Relaxed);
+        info.rbuf_size
+            .store(self.out.out.capacity() as u64, Relaxed);
+        info.tot_mem.store(self.memory() as u64, Relaxed);
         true
     }
 
-    /// Handle a readiness event.
-    pub fn on_ready(&mut self, srv: &Server, worker: usize, readable: bool) -> After {
-        if readable && !self.eof && self.pending_out() <= OUTPUT_BACKPRESSURE {
-            let n = self.fill(srv);
-            srv.stats.workers[worker]
-                .net_in
-                .fetch_add(n as u64, Relaxed);
-            if self.rbuf.len() > query_limit(srv) {
-                // Redis closes such a client without a reply.
-                return After::Close;
+    /// Handle a readiness event, a mailbox notification or a retry.
+    pub fn on_ready(&mut self, srv: &Server, worker: usize, ev: Ready) -> After {
+        if self.state.info.kill.load(Relaxed) {
+            return After::Close;
+        }
+        if self.state.info.is_monitor() {
+            self.take_feed();
+        }
+        let mut read_more = false;
+        if (ev.readable || self.read_blocked) && !self.eof && !self.state.close_after_reply {
+            if self.pending_out() > OUTPUT_BACKPRESSURE {
+                self.read_blocked = true;
+            } else {
+                self.read_blocked = false;
+                read_more = self.fill(srv, worker, ev.read_closed);
+                if self.rend - self.rstart > query_limit(srv) {
+                    // Redis closes such a client without a reply.
+                    crate::log::warning(&format!(
+                        "Closing client that reached max query buffer length: id={} addr={}",
+                        self.state.id, self.state.info.addr
+                    ));
+                    return After::Close;
+                }
             }
         }
-        self.process(srv);
+        let stop = self.process(srv);
         if !self.flush(srv, worker) {
             return After::Close;
         }
         let pending = self.pending_out();
-        let limit = srv.config.hot.output_hard_limit.load(Relaxed);
-        if limit > 0 && pending > limit as usize {
+        let hard = srv.config.hot.output_hard_limit.load(Relaxed);
+        if hard > 0 && pending > hard as usize {
+            crate::log::warning(&format!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                self.state.id, self.state.info.addr
+            ));
             return After::Close;
         }
-        if (self.state.close_after_reply || self.eof) && pending == 0 {
+        if pending > MONITOR_OUTPUT_MAX && self.state.info.is_monitor() {
             return After::Close;
         }
-        if self.eof && !self.state.close_after_reply && pending > 0 {
-            // Peer half-closed: still deliver what it asked for.
-            return After::Keep {
-                want_read: false,
-                want_write: true,
-            };
+        // The client drained its replies: run what is queued, read what waits.
+        let resume =
+            pending <= OUTPUT_BACKPRESSURE && (stop == Stop::Backpressure || self.read_blocked);
+        let done = stop == Stop::Closing
+            || self.state.close_after_reply
+            || (self.eof && stop == Stop::Drained);
+        if done && pending == 0 {
+            return After::Close;
+        }
+        let mut flags = self.state.info.flags.load(Relaxed);
+        let old = flags;
+        for (bit, on) in [
+            (flag::WANT_WRITE, pending > 0),
+            (flag::NO_READ, self.read_blocked || self.eof),
+            (flag::BLOCKED, stop == Stop::Paused),
+            (flag::CLOSE_AFTER_REPLY, self.state.close_after_reply),
+        ] {
+            if on {
+                flags |= bit;
+            } else {
+                flags &= !bit;
+            }
+        }
+        if flags != old {
+            self.state.info.flags.store(flags, Relaxed);
         }
         After::Keep {
-            want_read: !self.state.close_after_reply && pending <= OUTPUT_BACKPRESSURE,
-            want_write: pending > 0,
+            again: (read_more && !self.eof) || resume,
+            paused: stop == Stop::Paused,
         }
     }
 
-    pub fn has_pending_output(&self) -> bool {
-        self.pending_out() > 0
+    /// Free idle buffers (called for quiet connections).
+    pub fn trim(&mut self) {
+        if self.rstart == self.rend && !self.rbuf.is_empty() {
+            self.rbuf = Vec::new();
+            self.rstart = 0;
+            self.rend = 0;
+        }
+        if !self.has_pending_output() && self.out.out.capacity() > 0 {
+            self.out.out = Vec::new();
+            self.wpos = 0;
+        }
+        let info = &self.state.info;
+        info.rbuf_peak.store(0, Relaxed);
+        info.rbuf_size
+            .store(self.out.out.capacity() as u64, Relaxed);
+        info.qbuf_free
+            .store((self.rbuf.len() - self.rend) as u64, Relaxed);
+    }
+
+    /// Memory the connection's buffers hold (CLIENT LIST tot-mem).
+    pub fn memory(&self) -> usize {
+        std::mem::size_of::<Conn>() + self.rbuf.capacity() + self.out.out.capacity()
     }
 }
 

@@ -2,5 +2,6 @@
 
 pub mod conn;
 pub mod listener;
+pub mod mailbox;
 pub mod stream;
 pub mod worker;

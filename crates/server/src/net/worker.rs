@@ -1,23 +1,31 @@
 //! A worker thread: one mio event loop owning a set of connections.
+//!
+//! Each loop iteration services every connection at most once from the poller (plus
+//! mailbox notifications), so its replies leave in one write. Connections that still
+//! have work (read budget spent, output drained under backpressure) are serviced again
+//! next iteration with a zero poll timeout; connections postponed by CLIENT PAUSE are
+//! retried when the pause changes or ends.
 
-use super::conn::{After, Conn};
-use super::stream::NewConn;
-use crate::clients::ClientInfo;
+use super::conn::{After, Conn, Ready};
+use super::mailbox::Mailbox;
+use super::stream::{NewConn, Stream};
+use crate::clients::{ClientAddr, ClientInfo, PauseKind};
 use crate::cmd::{ClientState, ReplyMode};
 use crate::server::Server;
-use mio::{Events, Interest, Poll, Token, Waker};
-use std::collections::HashMap;
+use mio::{Events, Interest, Poll, Token};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const WAKE: Token = Token(usize::MAX);
+/// Periodic work (idle timeouts, CPU accounting) runs this often.
+const TICK: Duration = Duration::from_millis(100);
+/// A connection quiet this long gives back its buffers.
+const TRIM_IDLE_MS: i64 = 2000;
 
 /// How the acceptor reaches a worker.
 pub struct WorkerHandle {
-    pub tx: Sender<NewConn>,
-    pub waker: Arc<Waker>,
+    pub mailbox: Arc<Mailbox>,
 }
 
 /// Start worker `index`; returns its handle and its thread.
@@ -26,174 +34,296 @@ pub fn spawn(
     srv: Arc<Server>,
 ) -> std::io::Result<(WorkerHandle, std::thread::JoinHandle<()>)> {
     let poll = Poll::new()?;
-    let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
-    let (tx, rx) = channel();
+    let mailbox = Arc::new(Mailbox::new(poll.registry(), WAKE)?);
+    srv.clients.add_worker(mailbox.clone());
+    let mb = mailbox.clone();
     let thread = std::thread::Builder::new()
         .name(format!("skein-worker-{index}"))
-        .spawn(move || Worker::new(index, srv, poll, rx).run())?;
-    Ok((WorkerHandle { tx, waker }, thread))
+        .spawn(move || Worker::new(index, srv, poll, mb).run())?;
+    Ok((WorkerHandle { mailbox }, thread))
+}
+
+/// Connections by token: a vector with a free list (tokens are reused).
+#[derive(Default)]
+struct Slots {
+    slots: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    len: usize,
+}
+
+impl Slots {
+    fn insert(&mut self, c: Conn) -> usize {
+        self.len += 1;
+        match self.free.pop() {
+            Some(t) => {
+                self.slots[t] = Some(c);
+                t
+            }
+            None => {
+                self.slots.push(Some(c));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    /// The token the next insert will use.
+    fn next_token(&self) -> usize {
+        self.free.last().copied().unwrap_or(self.slots.len())
+    }
+
+    fn get_mut(&mut self, t: usize) -> Option<&mut Conn> {
+        self.slots.get_mut(t).and_then(Option::as_mut)
+    }
+
+    fn remove(&mut self, t: usize) -> Option<Conn> {
+        let c = self.slots.get_mut(t)?.take()?;
+        self.free.push(t);
+        self.len -= 1;
+        Some(c)
+    }
+
+    fn tokens(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&t| self.slots[t].is_some())
+            .collect()
+    }
 }
 
 struct Worker {
     index: usize,
     srv: Arc<Server>,
     poll: Poll,
-    rx: Receiver<NewConn>,
-    conns: HashMap<usize, Conn>,
-    next_token: usize,
+    mailbox: Arc<Mailbox>,
+    conns: Slots,
+    /// Serviced again next iteration.
+    again: Vec<usize>,
+    /// Waiting for CLIENT PAUSE to end, and the pause generation last checked.
+    paused: Vec<usize>,
+    paused_gen: u64,
+    iteration: u64,
+    inbox_tokens: Vec<usize>,
+    inbox_conns: Vec<NewConn>,
 }
 
 impl Worker {
-    fn new(index: usize, srv: Arc<Server>, poll: Poll, rx: Receiver<NewConn>) -> Worker {
+    fn new(index: usize, srv: Arc<Server>, poll: Poll, mailbox: Arc<Mailbox>) -> Worker {
         Worker {
             index,
             srv,
             poll,
-            rx,
-            conns: HashMap::new(),
-            next_token: 0,
+            mailbox,
+            conns: Slots::default(),
+            again: Vec::new(),
+            paused: Vec::new(),
+            paused_gen: 0,
+            iteration: 0,
+            inbox_tokens: Vec::new(),
+            inbox_conns: Vec::new(),
         }
+    }
+
+    /// How long the next poll may sleep.
+    fn poll_timeout(&self) -> Duration {
+        if !self.again.is_empty() {
+            return Duration::ZERO;
+        }
+        if !self.paused.is_empty() {
+            let left = self.srv.clients.pause.until_ms() - engine::wall_ms();
+            return Duration::from_millis(left.clamp(1, TICK.as_millis() as i64) as u64);
+        }
+        TICK
     }
 
     fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         let mut last_tick = Instant::now();
         loop {
-            if let Err(e) = self
-                .poll
-                .poll(&mut events, Some(Duration::from_millis(100)))
-            {
+            let again = std::mem::take(&mut self.again);
+            let timeout = if again.is_empty() {
+                self.poll_timeout()
+            } else {
+                Duration::ZERO
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     crate::log::warning(&format!("worker {} poll failed: {e}", self.index));
                     return;
                 }
             }
+            self.iteration += 1;
             for ev in events.iter() {
                 if ev.token() == WAKE {
-                    self.accept_new();
-                    self.reap_killed();
+                    self.drain_mailbox();
                     continue;
                 }
-                let t = ev.token().0;
-                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                self.service(t, readable);
+                let closed = ev.is_read_closed() || ev.is_error();
+                let ready = Ready {
+                    readable: ev.is_readable() || closed,
+                    read_closed: closed,
+                };
+                self.service(ev.token().0, ready);
             }
+            for t in again {
+                // Skip a connection its own event already serviced this iteration.
+                if self
+                    .conns
+                    .get_mut(t)
+                    .is_some_and(|c| c.serviced_at != self.iteration)
+                {
+                    self.service(
+                        t,
+                        Ready {
+                            readable: true,
+                            read_closed: false,
+                        },
+                    );
+                }
+            }
+            self.retry_paused();
             if self.srv.is_shutting_down() {
                 self.close_all();
                 return;
             }
-            if last_tick.elapsed() >= Duration::from_millis(100) {
+            if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
                 self.tick();
             }
         }
     }
 
-    fn accept_new(&mut self) {
-        while let Ok(nc) = self.rx.try_recv() {
-            let id = self.srv.next_client_id.fetch_add(1, Relaxed);
-            let is_unix = matches!(nc.stream, super::stream::Stream::Unix(_));
-            let info = Arc::new(ClientInfo::new(
-                id, nc.addr, nc.laddr, nc.fd, self.index, is_unix,
-            ));
-            let state = ClientState {
-                id,
-                db: 0,
-                authenticated: self.srv.config.get("requirepass").is_empty(),
-                info: info.clone(),
-                close_after_reply: false,
-                reply_mode: ReplyMode::On,
-                worker: self.index,
-            };
-            let mut conn = Conn::new(nc.stream, state);
-            conn.interest = Some(Interest::READABLE);
-            let token = self.next_token;
-            self.next_token += 1;
-            if self
-                .poll
-                .registry()
-                .register(&mut conn.stream, Token(token), Interest::READABLE)
-                .is_err()
-            {
-                continue;
-            }
-            self.srv.clients.add(info);
-            let ws = &self.srv.stats.workers[self.index];
-            ws.connections.fetch_add(1, Relaxed);
-            ws.clients.fetch_add(1, Relaxed);
-            self.conns.insert(token, conn);
+    fn drain_mailbox(&mut self) {
+        let mut tokens = std::mem::take(&mut self.inbox_tokens);
+        let mut conns = std::mem::take(&mut self.inbox_conns);
+        self.mailbox.drain(&mut tokens, &mut conns);
+        for nc in conns.drain(..) {
+            self.accept(nc);
         }
+        for t in tokens.drain(..) {
+            self.service(t, Ready::default());
+        }
+        self.inbox_tokens = tokens;
+        self.inbox_conns = conns;
     }
 
-    fn service(&mut self, token: usize, readable: bool) {
-        let Some(conn) = self.conns.get_mut(&token) else {
-            return;
+    fn accept(&mut self, nc: NewConn) {
+        let id = self.srv.next_client_id.fetch_add(1, Relaxed);
+        let is_unix = matches!(nc.stream, Stream::Unix(_));
+        let token = self.conns.next_token();
+        let info = Arc::new(ClientInfo::new(
+            id,
+            ClientAddr {
+                addr: nc.addr,
+                laddr: nc.laddr,
+                fd: nc.fd,
+                is_unix,
+            },
+            self.index,
+            token,
+            self.mailbox.clone(),
+        ));
+        let state = ClientState {
+            id,
+            db: 0,
+            authenticated: self.srv.config.get("requirepass").is_empty(),
+            info: info.clone(),
+            close_after_reply: false,
+            reply_mode: ReplyMode::On,
+            worker: self.index,
+            redacted: 0,
         };
-        if conn.state.info.kill.load(Relaxed) {
-            self.close(token);
+        let mut conn = Conn::new(nc.stream, state);
+        // Registered once for both edges; never re-registered (see conn.rs).
+        if self
+            .poll
+            .registry()
+            .register(
+                &mut conn.stream,
+                Token(token),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .is_err()
+        {
             return;
         }
-        match conn.on_ready(&self.srv, self.index, readable) {
+        self.srv.clients.add(info);
+        let ws = &self.srv.stats.workers[self.index];
+        ws.connections.fetch_add(1, Relaxed);
+        ws.clients.fetch_add(1, Relaxed);
+        let t = self.conns.insert(conn);
+        debug_assert_eq!(t, token);
+    }
+
+    fn service(&mut self, token: usize, ready: Ready) {
+        engine::begin_batch();
+        let iteration = self.iteration;
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        conn.serviced_at = iteration;
+        match conn.on_ready(&self.srv, self.index, ready) {
             After::Close => self.close(token),
-            After::Keep {
-                want_read,
-                want_write,
-            } => {
-                let interest = match (want_read, want_write) {
-                    (true, true) => Interest::READABLE | Interest::WRITABLE,
-                    (false, true) => Interest::WRITABLE,
-                    _ => Interest::READABLE,
-                };
-                if conn.interest != Some(interest) {
-                    conn.interest = Some(interest);
-                    let _ =
-                        self.poll
-                            .registry()
-                            .reregister(&mut conn.stream, Token(token), interest);
+            After::Keep { again, paused } => {
+                if again {
+                    self.again.push(token);
+                }
+                if paused && !conn.in_paused_list {
+                    conn.in_paused_list = true;
+                    self.paused.push(token);
                 }
             }
         }
     }
 
+    /// Retry postponed commands once the pause ended or changed.
+    fn retry_paused(&mut self) {
+        if self.paused.is_empty() {
+            return;
+        }
+        let pause = &self.srv.clients.pause;
+        let generation = pause.generation();
+        if generation == self.paused_gen && pause.current(engine::wall_ms()) != PauseKind::Off {
+            return;
+        }
+        self.paused_gen = generation;
+        for t in std::mem::take(&mut self.paused) {
+            if let Some(c) = self.conns.get_mut(t) {
+                c.in_paused_list = false;
+                self.service(t, Ready::default());
+            }
+        }
+    }
+
     fn close(&mut self, token: usize) {
-        if let Some(mut conn) = self.conns.remove(&token) {
+        if let Some(mut conn) = self.conns.remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
-            conn.stream.shutdown();
-            self.srv.clients.remove(conn.state.id);
+            let info = &conn.state.info;
+            if info.is_monitor() {
+                self.srv.clients.monitors.remove(info.id);
+            }
+            self.srv.clients.remove(info.id);
             self.srv.stats.workers[self.index]
                 .clients
                 .fetch_sub(1, Relaxed);
         }
     }
 
-    fn reap_killed(&mut self) {
-        let dead: Vec<usize> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.state.info.kill.load(Relaxed))
-            .map(|(t, _)| *t)
-            .collect();
-        for t in dead {
-            self.close(t);
-        }
-    }
-
-    /// Periodic work: killed clients, idle timeouts, CPU accounting.
+    /// Periodic work: idle timeouts, giving back idle buffers, CPU accounting.
     fn tick(&mut self) {
-        self.reap_killed();
-        let timeout = self.srv.config.get_i64("timeout");
-        if timeout > 0 {
-            let now = engine::now_ms();
-            let idle: Vec<usize> = self
-                .conns
-                .iter()
-                .filter(|(_, c)| {
-                    now - c.state.info.last_interaction_ms.load(Relaxed) > timeout * 1000
-                })
-                .map(|(t, _)| *t)
-                .collect();
-            for t in idle {
+        let timeout_ms = self.srv.config.get_i64("timeout") * 1000;
+        let now = engine::wall_ms();
+        for t in self.conns.tokens() {
+            let Some(c) = self.conns.get_mut(t) else {
+                continue;
+            };
+            let info = &c.state.info;
+            let idle = now - info.last_interaction_ms.load(Relaxed);
+            // As in Redis, MONITOR (replica-like) and postponed clients never time out.
+            if timeout_ms > 0 && idle > timeout_ms && !info.is_monitor() && !c.in_paused_list {
                 self.close(t);
+                continue;
+            }
+            if idle > TRIM_IDLE_MS {
+                c.trim();
             }
         }
         let (u, s) = crate::stats::thread_cpu_us();
@@ -205,14 +335,10 @@ impl Worker {
     /// Shutdown: deliver pending replies (best effort, bounded), then close everyone.
     fn close_all(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(2);
-        let tokens: Vec<usize> = self.conns.keys().copied().collect();
-        for t in tokens {
-            if let Some(conn) = self.conns.get_mut(&t) {
+        for t in self.conns.tokens() {
+            if let Some(conn) = self.conns.get_mut(t) {
                 while Instant::now() < deadline {
-                    if !conn.flush(&self.srv, self.index) {
-                        break;
-                    }
-                    if !conn.has_pending_output() {
+                    if !conn.flush(&self.srv, self.index) || !conn.has_pending_output() {
                         break;
                     }
                     std::thread::sleep(Duration::from_millis(1));

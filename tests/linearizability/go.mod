@@ -1,0 +1,5 @@
+module skein/tests/linearizability
+
+go 1.19
+
+require github.com/anishathalye/porcupine v1.3.1
