@@ -8,7 +8,7 @@ use parking_lot::{Mutex, MutexGuard};
 const SHARD_SHIFT: u32 = 40;
 
 /// The contents a flush removed from a database, to be dropped where the caller likes.
-pub type Cleared = Vec<hashbrown::HashTable<Box<Entry>>>;
+pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
 
 /// One database: a power-of-two array of shards.
 pub struct Db {
@@ -106,7 +106,7 @@ impl Db {
             let guard = self.shards[shard].lock();
             let mut cands: Vec<(u64, &Entry)> = guard
                 .iter()
-                .map(|e| (hash_key(&e.key) & POS_MASK, e))
+                .map(|e| (hash_key(e.key()) & POS_MASK, e))
                 .filter(|(p, _)| *p >= pos)
                 .collect();
             let want = count - returned;
@@ -210,12 +210,12 @@ impl Keyspace {
 mod tests {
     use super::*;
     use crate::shard::NO_EXPIRE;
-    use crate::value::{StrValue, Value};
+    use crate::value::StrRef;
     use std::collections::HashSet;
 
     fn put(db: &Db, k: &[u8]) {
         let (mut s, h) = db.lock(k);
-        s.insert(h, k, Value::Str(StrValue::from_bytes(b"v")), NO_EXPIRE);
+        s.insert(h, k, StrRef::encode(b"v"), NO_EXPIRE);
     }
 
     #[test]
@@ -228,7 +228,7 @@ mod tests {
         let mut cursor = 0;
         loop {
             cursor = db.scan(cursor, 10, |e| {
-                assert!(seen.insert(e.key.to_vec()), "duplicate");
+                assert!(seen.insert(e.key().to_vec()), "duplicate");
             });
             // Keys added during the iteration do not disturb it.
             put(&db, format!("new{cursor}").as_bytes());
@@ -248,7 +248,7 @@ mod tests {
         let mut g = db.lock_many(&keys);
         for k in keys {
             let (s, h) = g.shard(k);
-            s.insert(h, k, Value::Str(StrValue::from_bytes(b"1")), NO_EXPIRE);
+            s.insert(h, k, StrRef::encode(b"1"), NO_EXPIRE);
         }
         drop(g);
         assert_eq!(db.len(), 3);

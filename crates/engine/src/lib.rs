@@ -1,17 +1,17 @@
 //! Skein's storage engine: the keyspace, its values and their expiry. No sockets, no
 //! threads: the server crate drives it.
 
+pub mod entry;
 pub mod glob;
-pub mod keybytes;
 pub mod keyspace;
 pub mod rdb;
 pub mod shard;
 pub mod value;
 
-pub use keybytes::KeyBytes;
+pub use entry::{Entry, NO_EXPIRE};
 pub use keyspace::{Db, Keyspace, MultiGuard};
-pub use shard::{hash_key, Entry, Shard, NO_EXPIRE};
-pub use value::{StrValue, Value};
+pub use shard::{hash_key, Shard};
+pub use value::{StrMut, StrRef, StrValue, Value, ValueMut, ValueRef};
 
 thread_local! {
     /// The time a worker thread fixed for the batch of commands it is running (0 = none).

@@ -9,7 +9,7 @@
 
 pub mod lzf;
 
-use crate::value::{parse_strict_i64, StrValue, Value};
+use crate::value::{parse_strict_i64, StrRef, StrValue, Value, ValueRef};
 use std::borrow::Cow;
 
 /// The RDB format version Redis 7.0 writes.
@@ -146,23 +146,24 @@ pub fn write_int_string(out: &mut Vec<u8>, n: i64) {
 }
 
 /// rdbSaveObjectType.
-pub fn object_type(v: &Value) -> u8 {
+pub fn object_type(v: ValueRef<'_>) -> u8 {
     match v {
-        Value::Str(_) => TYPE_STRING,
+        ValueRef::Str(_) => TYPE_STRING,
     }
 }
 
 /// rdbSaveObject (without the type byte).
-pub fn write_object(out: &mut Vec<u8>, v: &Value, compress: bool) {
+pub fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>, compress: bool) {
     match v {
-        Value::Str(StrValue::Int(n)) => write_int_string(out, *n),
-        Value::Str(StrValue::Embstr(data)) => write_string(out, data, compress),
-        Value::Str(StrValue::Raw(data)) => write_string(out, data, compress),
+        ValueRef::Str(StrRef::Int(n)) => write_int_string(out, n),
+        ValueRef::Str(StrRef::Embstr(data) | StrRef::Raw(data)) => {
+            write_string(out, data, compress)
+        }
     }
 }
 
 /// The DUMP payload: type, object, RDB version (2 bytes LE), CRC64 of all that (8 bytes LE).
-pub fn dump_payload(v: &Value, compress: bool) -> Vec<u8> {
+pub fn dump_payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
     let mut out = vec![object_type(v)];
     write_object(&mut out, v, compress);
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
@@ -369,11 +370,11 @@ mod tests {
     fn redis_dump_bytes() {
         // Payloads from redis-server 7.0.15 (DUMP after SET).
         assert_eq!(
-            dump_payload(&s(b"bar"), true),
+            dump_payload(s(b"bar").view(), true),
             b"\x00\x03bar\x0a\x00\xe6\xbeI`\xeef\xfd\x17".to_vec()
         );
         assert_eq!(
-            dump_payload(&s(&[b'a'; 30]), true),
+            dump_payload(s(&[b'a'; 30]).view(), true),
             b"\x00\xc3\x09\x1e\x01aa\xe0\x11\x00\x01aa\x0a\x00Es|\xbb+d{\xbb".to_vec()
         );
     }
@@ -397,13 +398,13 @@ mod tests {
         ];
         for c in cases {
             let v = s(&c);
-            let p = dump_payload(&v, true);
+            let p = dump_payload(v.view(), true);
             assert!(verify_payload(&p, false));
             assert_eq!(load_payload(&p).unwrap(), v, "{c:?}");
         }
         let raw = Value::Str(StrValue::raw(b"12".to_vec()));
         assert_eq!(
-            load_payload(&dump_payload(&raw, true)).unwrap(),
+            load_payload(&dump_payload(raw.view(), true)).unwrap(),
             Value::Str(StrValue::Int(12))
         );
     }
@@ -412,7 +413,7 @@ mod tests {
     fn hostile_payloads_error() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        let good = dump_payload(&s(&[b'q'; 200]), true);
+        let good = dump_payload(s(&[b'q'; 200]).view(), true);
         for _ in 0..20_000 {
             let mut p = good.clone();
             let n = rng.gen_range(1..4);

@@ -1,32 +1,11 @@
 //! One shard: a hash table of entries plus the keys that carry a TTL.
 
-use crate::keybytes::KeyBytes;
-use crate::value::Value;
+pub use crate::entry::{Entry, NO_EXPIRE};
+use crate::value::ValueRef;
+use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rand::Rng;
-
-/// No expiry.
-pub const NO_EXPIRE: i64 = -1;
-
-/// A key and what it holds. Entries live boxed in the shard's table, so a table slot is
-/// one pointer: with hash tables at 45-90% load that saves far more memory than the extra
-/// indirection costs.
-#[derive(Debug)]
-pub struct Entry {
-    pub key: KeyBytes,
-    pub value: Value,
-    /// Absolute expiry in Unix milliseconds, or [`NO_EXPIRE`].
-    pub expire_at: i64,
-    /// LRU clock (seconds resolution) of the last access; room for LFU later.
-    pub lru: u32,
-}
-
-impl Entry {
-    pub fn is_expired(&self, now_ms: i64) -> bool {
-        self.expire_at != NO_EXPIRE && self.expire_at <= now_ms
-    }
-}
 
 /// Hash the way the whole keyspace does; the same key always gets the same hash in one
 /// process (shard choice, table slot and SCAN order all derive from it).
@@ -50,9 +29,14 @@ pub fn lru_clock() -> u32 {
 /// A shard of one database.
 #[derive(Default)]
 pub struct Shard {
-    table: HashTable<Box<Entry>>,
+    /// Each slot is one thin pointer to the key's block (see [`Entry`]).
+    table: HashTable<Entry>,
     /// Keys with a TTL, for the active expiry cycle's random sampling.
     expires: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
+}
+
+fn rehash(e: &Entry) -> u64 {
+    hash_key(e.key())
 }
 
 impl Shard {
@@ -70,73 +54,69 @@ impl Shard {
 
     /// The live entry for `key`, deleting it first if it has expired.
     pub fn get(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
-        let expired = match self.table.find(h, |e| &*e.key == key) {
-            None => return None,
-            Some(e) => e.is_expired(now_ms),
-        };
-        if expired {
-            self.remove(h, key);
+        let slot = self.table.find_entry(h, |e| e.key() == key).ok()?;
+        if slot.get().is_expired(now_ms) {
+            slot.remove();
+            self.expires.swap_remove(key);
             return None;
         }
-        self.table.find_mut(h, |e| &*e.key == key).map(|b| &mut **b)
+        Some(slot.into_mut())
     }
 
     /// Like [`get`](Self::get) but without expiring (for introspection that must not
     /// modify, e.g. counting).
     pub fn peek(&self, h: u64, key: &[u8]) -> Option<&Entry> {
-        self.table.find(h, |e| &*e.key == key).map(|b| &**b)
+        self.table.find(h, |e| e.key() == key)
     }
 
-    /// Insert or replace `key`, returning the previous entry if any.
-    pub fn insert(&mut self, h: u64, key: &[u8], value: Value, expire_at: i64) -> Option<Entry> {
-        let old = self.remove(h, key);
-        if expire_at != NO_EXPIRE {
-            self.expires.insert(key.into());
-        }
-        self.table.insert_unique(
-            h,
-            Box::new(Entry {
-                key: key.into(),
-                value,
-                expire_at,
-                lru: lru_clock(),
-            }),
-            |e| hash_key(&e.key),
-        );
-        old
+    /// Insert or replace `key` (with a fresh access time), returning the previous entry
+    /// if any.
+    pub fn insert<'v>(
+        &mut self,
+        h: u64,
+        key: &[u8],
+        value: impl Into<ValueRef<'v>>,
+        expire_at: i64,
+    ) -> Option<Entry> {
+        self.insert_entry(h, Entry::new(key, value, expire_at, lru_clock()))
     }
 
-    /// Put back a whole entry (MOVE, SWAPDB, RESTORE paths).
+    /// Put a whole entry in (MOVE, RENAME, COPY, RESTORE), returning the previous one.
     pub fn insert_entry(&mut self, h: u64, entry: Entry) -> Option<Entry> {
-        let old = self.remove(h, &entry.key);
-        if entry.expire_at != NO_EXPIRE {
-            self.expires.insert(entry.key.as_bytes().into());
+        let has_ttl = entry.expire_at() != NO_EXPIRE;
+        if has_ttl {
+            self.expires.insert(entry.key().into());
         }
-        self.table
-            .insert_unique(h, Box::new(entry), |e| hash_key(&e.key));
+        let old = match self.table.entry(h, |e| e.key() == entry.key(), rehash) {
+            Slot::Occupied(mut o) => Some(std::mem::replace(o.get_mut(), entry)),
+            Slot::Vacant(v) => {
+                v.insert(entry);
+                None
+            }
+        };
+        if let Some(o) = &old {
+            if !has_ttl && o.expire_at() != NO_EXPIRE {
+                self.expires.swap_remove(o.key());
+            }
+        }
         old
     }
 
     pub fn remove(&mut self, h: u64, key: &[u8]) -> Option<Entry> {
-        match self.table.find_entry(h, |e| &*e.key == key) {
-            Ok(occ) => {
-                let (e, _) = occ.remove();
-                if e.expire_at != NO_EXPIRE {
-                    self.expires.swap_remove(key);
-                }
-                Some(*e)
-            }
-            Err(_) => None,
+        let (e, _) = self.table.find_entry(h, |e| e.key() == key).ok()?.remove();
+        if e.expire_at() != NO_EXPIRE {
+            self.expires.swap_remove(key);
         }
+        Some(e)
     }
 
     /// Set or clear the expiry of an existing key. Returns false if the key is absent.
     pub fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64) -> bool {
-        let Some(e) = self.table.find_mut(h, |e| &*e.key == key) else {
+        let Some(e) = self.table.find_mut(h, |e| e.key() == key) else {
             return false;
         };
-        let had = e.expire_at != NO_EXPIRE;
-        e.expire_at = expire_at;
+        let had = e.expire_at() != NO_EXPIRE;
+        e.set_expire_at(expire_at);
         match (had, expire_at != NO_EXPIRE) {
             (false, true) => {
                 self.expires.insert(key.into());
@@ -150,7 +130,7 @@ impl Shard {
     }
 
     /// Drop everything, returning the old contents (so a caller may free them elsewhere).
-    pub fn take_all(&mut self) -> HashTable<Box<Entry>> {
+    pub fn take_all(&mut self) -> HashTable<Entry> {
         self.expires.clear();
         std::mem::take(&mut self.table)
     }
@@ -161,7 +141,7 @@ impl Shard {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.table.iter().map(|b| &**b)
+        self.table.iter()
     }
 
     /// One step of the active expiry cycle: sample up to `samples` keys with a TTL and
@@ -184,7 +164,7 @@ impl Shard {
             let h = hash_key(&key);
             let dead = self
                 .table
-                .find(h, |e| *e.key == *key)
+                .find(h, |e| e.key() == &*key)
                 .map(|e| e.is_expired(now_ms))
                 .unwrap_or(true);
             if dead {
@@ -203,6 +183,72 @@ impl Shard {
             return None;
         }
         let i = rand::thread_rng().gen_range(0..n);
-        self.table.iter().nth(i).map(|b| &**b)
+        self.table.iter().nth(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::StrRef;
+
+    fn put(s: &mut Shard, k: &[u8], v: &[u8], expire: i64) -> Option<Entry> {
+        s.insert(hash_key(k), k, StrRef::encode(v), expire)
+    }
+
+    #[test]
+    fn insert_get_replace_remove() {
+        let mut s = Shard::default();
+        for i in 0..300 {
+            put(&mut s, format!("k{i}").as_bytes(), b"v", NO_EXPIRE);
+        }
+        assert_eq!(s.len(), 300);
+        let old = put(&mut s, b"k7", b"12", 100).expect("replaced");
+        assert_eq!(old.value(), ValueRef::Str(StrRef::Embstr(b"v")));
+        assert_eq!(s.expires_len(), 1);
+        let h = hash_key(b"k7");
+        assert_eq!(s.peek(h, b"k7").unwrap().expire_at(), 100);
+        // Replacing without a TTL forgets it.
+        put(&mut s, b"k7", b"x", NO_EXPIRE);
+        assert_eq!(s.expires_len(), 0);
+        assert!(s.set_expire(h, b"k7", 50));
+        assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50));
+        assert_eq!(s.expires_len(), 1);
+        // Lazy expiry on get.
+        assert!(s.get(h, b"k7", 49).is_some());
+        assert!(s.get(h, b"k7", 50).is_none());
+        assert_eq!((s.len(), s.expires_len()), (299, 0));
+        let e = s.remove(hash_key(b"k1"), b"k1").unwrap();
+        assert_eq!(e.key(), b"k1");
+        assert!(s.remove(hash_key(b"k1"), b"k1").is_none());
+        // A renamed entry keeps its TTL and is found under its new key.
+        let e = s.remove(hash_key(b"k2"), b"k2").unwrap();
+        s.insert_entry(hash_key(b"k2"), e);
+        s.set_expire(hash_key(b"k2"), b"k2", 1_000);
+        let e = s.remove(hash_key(b"k2"), b"k2").unwrap().with_key(b"moved");
+        s.insert_entry(hash_key(b"moved"), e);
+        assert_eq!(
+            s.peek(hash_key(b"moved"), b"moved").unwrap().expire_at(),
+            1_000
+        );
+        assert_eq!(s.expires_len(), 1);
+        let all = s.take_all();
+        assert_eq!((all.len(), s.len(), s.expires_len()), (298, 0, 0));
+    }
+
+    #[test]
+    fn expire_sample_deletes_expired() {
+        let mut s = Shard::default();
+        for i in 0..50 {
+            let at = if i % 2 == 0 { 10 } else { 1_000 };
+            put(&mut s, format!("k{i}").as_bytes(), b"v", at);
+        }
+        put(&mut s, b"forever", b"v", NO_EXPIRE);
+        let mut gone = 0;
+        for _ in 0..100 {
+            gone += s.expire_sample(20, 500).1;
+        }
+        assert_eq!(gone, 25);
+        assert_eq!((s.len(), s.expires_len()), (26, 25));
     }
 }

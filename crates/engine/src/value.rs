@@ -1,36 +1,113 @@
 //! Values and their encodings.
 
+use crate::entry::Entry;
+
 /// Longest string Redis stores as `embstr` (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 pub const EMBSTR_SIZE_LIMIT: usize = 44;
 
-/// A stored value.
+/// A value owned outside the keyspace (decoded from a DUMP payload, copied out to be
+/// serialized off the lock, or built by a command before it is stored).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
 }
 
-/// A string value, in the encoding Redis would pick for it. 24 bytes: the three variants
-/// share the space of one `Vec` (see the size test below).
+/// An owned string value, in the encoding Redis would pick for it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StrValue {
     /// A decimal integer that round-trips (`OBJECT ENCODING` says `int`).
     Int(i64),
-    /// Bytes written whole and at most 44 long (`embstr`), exactly sized.
+    /// Bytes written whole and at most 44 long (`embstr`).
     Embstr(Box<[u8]>),
-    /// Bytes longer than 44, or modified in place by APPEND/SETRANGE/SETBIT (`raw`); a
-    /// `Vec` so appends are amortized.
+    /// Bytes longer than 44, or modified in place by APPEND/SETRANGE/SETBIT (`raw`).
     Raw(Vec<u8>),
+}
+
+/// A borrowed value: what a key holds, read in place (see [`crate::Entry::value`]), or
+/// what a command is about to store (the entry copies it into its own block).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    Str(StrRef<'a>),
+}
+
+/// A borrowed string with its encoding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StrRef<'a> {
+    Int(i64),
+    Embstr(&'a [u8]),
+    Raw(&'a [u8]),
+}
+
+impl<'a> StrRef<'a> {
+    /// Encode freshly written bytes the way SET does (tryObjectEncoding), without copying.
+    pub fn encode(b: &'a [u8]) -> StrRef<'a> {
+        if b.len() <= 20 {
+            if let Some(n) = parse_strict_i64(b) {
+                return StrRef::Int(n);
+            }
+        }
+        Self::created(b)
+    }
+
+    /// createStringObject: `embstr` up to 44 bytes, `raw` beyond; never `int`.
+    pub fn created(b: &'a [u8]) -> StrRef<'a> {
+        if b.len() <= EMBSTR_SIZE_LIMIT {
+            StrRef::Embstr(b)
+        } else {
+            StrRef::Raw(b)
+        }
+    }
+
+    /// The bytes of a non-integer string (`None` for `int`).
+    pub fn as_slice(&self) -> Option<&'a [u8]> {
+        match *self {
+            StrRef::Int(_) => None,
+            StrRef::Embstr(b) | StrRef::Raw(b) => Some(b),
+        }
+    }
+
+    /// The string's bytes (integers rendered in decimal).
+    pub fn to_bytes(&self) -> std::borrow::Cow<'a, [u8]> {
+        match *self {
+            StrRef::Int(n) => std::borrow::Cow::Owned(n.to_string().into_bytes()),
+            StrRef::Embstr(b) | StrRef::Raw(b) => std::borrow::Cow::Borrowed(b),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match *self {
+            StrRef::Int(n) => int_len(n),
+            StrRef::Embstr(b) | StrRef::Raw(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `OBJECT ENCODING` name.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            StrRef::Int(_) => "int",
+            StrRef::Embstr(_) => "embstr",
+            StrRef::Raw(_) => "raw",
+        }
+    }
+
+    /// An owned copy.
+    pub fn to_str_value(&self) -> StrValue {
+        match *self {
+            StrRef::Int(n) => StrValue::Int(n),
+            StrRef::Embstr(b) => StrValue::Embstr(b.into()),
+            StrRef::Raw(b) => StrValue::Raw(b.to_vec()),
+        }
+    }
 }
 
 impl StrValue {
     /// Encode freshly written bytes the way SET does (tryObjectEncoding).
     pub fn from_bytes(b: &[u8]) -> StrValue {
-        if b.len() <= 20 {
-            if let Some(n) = parse_strict_i64(b) {
-                return StrValue::Int(n);
-            }
-        }
-        Self::created(b.to_vec())
+        StrRef::encode(b).to_str_value()
     }
 
     /// createStringObject: `embstr` up to 44 bytes, `raw` beyond; never `int`.
@@ -47,96 +124,116 @@ impl StrValue {
         StrValue::Raw(data)
     }
 
-    /// The bytes of a non-integer string (`None` for `int`).
-    pub fn as_slice(&self) -> Option<&[u8]> {
+    /// A borrowed view.
+    pub fn view(&self) -> StrRef<'_> {
         match self {
-            StrValue::Int(_) => None,
-            StrValue::Embstr(b) => Some(b),
-            StrValue::Raw(v) => Some(v),
+            StrValue::Int(n) => StrRef::Int(*n),
+            StrValue::Embstr(b) => StrRef::Embstr(b),
+            StrValue::Raw(v) => StrRef::Raw(v),
+        }
+    }
+}
+
+impl<'a> ValueRef<'a> {
+    /// The `TYPE` name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ValueRef::Str(_) => "string",
         }
     }
 
-    /// Turn the value into `raw` (if it is not already) and give its bytes for in-place
-    /// modification.
-    pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if !matches!(self, StrValue::Raw(_)) {
-            let data = std::mem::replace(self, StrValue::Int(0)).into_vec();
-            *self = StrValue::Raw(data);
-        }
+    /// The `OBJECT ENCODING` name.
+    pub fn encoding(&self) -> &'static str {
         match self {
-            StrValue::Raw(v) => v,
-            _ => unreachable!("made raw above"),
+            ValueRef::Str(s) => s.encoding(),
         }
     }
 
-    /// The string's bytes (integers rendered in decimal).
-    pub fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
-        match self {
-            StrValue::Int(n) => std::borrow::Cow::Owned(n.to_string().into_bytes()),
-            StrValue::Embstr(b) => std::borrow::Cow::Borrowed(b),
-            StrValue::Raw(v) => std::borrow::Cow::Borrowed(v),
+    pub fn as_str(&self) -> Option<StrRef<'a>> {
+        match *self {
+            ValueRef::Str(s) => Some(s),
         }
     }
 
-    /// Take the bytes out for in-place modification.
-    pub fn into_vec(self) -> Vec<u8> {
+    /// An owned copy.
+    pub fn to_value(&self) -> Value {
         match self {
-            StrValue::Int(n) => n.to_string().into_bytes(),
-            StrValue::Embstr(b) => b.into_vec(),
-            StrValue::Raw(v) => v,
+            ValueRef::Str(s) => Value::Str(s.to_str_value()),
         }
+    }
+}
+
+impl Value {
+    /// A borrowed view.
+    pub fn view(&self) -> ValueRef<'_> {
+        match self {
+            Value::Str(s) => ValueRef::Str(s.view()),
+        }
+    }
+}
+
+/// A key's value, for modification in place (see [`crate::Entry::value_mut`]).
+pub enum ValueMut<'a> {
+    Str(StrMut<'a>),
+}
+
+/// A key's string, for modification in place.
+pub struct StrMut<'a> {
+    entry: &'a mut Entry,
+}
+
+impl<'a> StrMut<'a> {
+    /// Only for an entry holding a string.
+    pub(crate) fn new(entry: &'a mut Entry) -> StrMut<'a> {
+        StrMut { entry }
+    }
+
+    pub fn get(&self) -> StrRef<'_> {
+        let ValueRef::Str(s) = self.entry.value();
+        s
+    }
+
+    /// The string, borrowed for as long as the entry was.
+    pub fn into_ref(self) -> StrRef<'a> {
+        let ValueRef::Str(s) = self.entry.value();
+        s
     }
 
     pub fn len(&self) -> usize {
-        match self {
-            StrValue::Int(n) => int_len(*n),
-            StrValue::Embstr(b) => b.len(),
-            StrValue::Raw(v) => v.len(),
-        }
+        self.get().len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The `OBJECT ENCODING` name.
-    pub fn encoding(&self) -> &'static str {
-        match self {
-            StrValue::Int(_) => "int",
-            StrValue::Embstr(_) => "embstr",
-            StrValue::Raw(_) => "raw",
-        }
+    /// Replace the string (the key keeps its TTL).
+    pub fn set(&mut self, v: StrRef<'_>) {
+        self.entry.set_value(v);
     }
 
-    /// Heap bytes this value holds (for memory accounting estimates).
-    pub fn heap_size(&self) -> usize {
-        match self {
-            StrValue::Int(_) => 0,
-            StrValue::Embstr(b) => b.len(),
-            StrValue::Raw(v) => v.capacity(),
-        }
+    /// Turn the value into `raw` (if it is not already) and give its bytes for in-place
+    /// modification.
+    pub fn make_raw(self) -> &'a mut Vec<u8> {
+        self.entry.make_raw()
     }
 }
 
-impl Value {
-    /// The `TYPE` name.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Str(_) => "string",
-        }
+impl<'a> From<StrRef<'a>> for ValueRef<'a> {
+    fn from(s: StrRef<'a>) -> Self {
+        ValueRef::Str(s)
     }
+}
 
-    /// The `OBJECT ENCODING` name.
-    pub fn encoding(&self) -> &'static str {
-        match self {
-            Value::Str(s) => s.encoding(),
-        }
+impl<'a> From<&'a Value> for ValueRef<'a> {
+    fn from(v: &'a Value) -> Self {
+        v.view()
     }
+}
 
-    pub fn as_str(&self) -> Option<&StrValue> {
-        match self {
-            Value::Str(s) => Some(s),
-        }
+impl<'a> From<&'a StrValue> for ValueRef<'a> {
+    fn from(s: &'a StrValue) -> Self {
+        ValueRef::Str(s.view())
     }
 }
 
@@ -191,20 +288,21 @@ mod tests {
     fn sizes() {
         assert_eq!(std::mem::size_of::<StrValue>(), 24);
         assert_eq!(std::mem::size_of::<Value>(), 24);
-        assert!(std::mem::size_of::<crate::Entry>() <= 64);
+        assert_eq!(std::mem::size_of::<crate::Entry>(), 8);
+        assert_eq!(std::mem::size_of::<Option<crate::Entry>>(), 8);
     }
 
     #[test]
     fn encodings() {
-        assert_eq!(StrValue::from_bytes(b"123").encoding(), "int");
-        assert_eq!(StrValue::from_bytes(b"0123").encoding(), "embstr");
-        assert_eq!(StrValue::from_bytes(&[b'a'; 44]).encoding(), "embstr");
-        assert_eq!(StrValue::from_bytes(&[b'a'; 45]).encoding(), "raw");
-        assert_eq!(
-            StrValue::from_bytes(b"-9223372036854775808").encoding(),
-            "int"
-        );
-        assert_eq!(StrValue::Int(-120).len(), 4);
-        assert_eq!(StrValue::Int(0).len(), 1);
+        assert_eq!(StrRef::encode(b"123").encoding(), "int");
+        assert_eq!(StrRef::encode(b"0123").encoding(), "embstr");
+        assert_eq!(StrRef::encode(&[b'a'; 44]).encoding(), "embstr");
+        assert_eq!(StrRef::encode(&[b'a'; 45]).encoding(), "raw");
+        assert_eq!(StrRef::encode(b"-9223372036854775808").encoding(), "int");
+        assert_eq!(StrRef::Int(-120).len(), 4);
+        assert_eq!(StrRef::Int(0).len(), 1);
+        assert_eq!(StrRef::encode(b"0123"), StrRef::Embstr(b"0123"));
+        assert_eq!(StrRef::created(b"12"), StrRef::Embstr(b"12"));
+        assert_eq!(StrValue::from_bytes(b"7").view(), StrRef::Int(7));
     }
 }

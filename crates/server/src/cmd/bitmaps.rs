@@ -4,7 +4,7 @@
 use super::args::{self, is, SYNTAX_ERR};
 use super::strings::read_str;
 use super::{Ctx, Handler};
-use engine::{now_ms, Shard, StrValue, Value, NO_EXPIRE};
+use engine::{now_ms, Shard, StrRef, NO_EXPIRE};
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -53,7 +53,7 @@ fn string_for_bits<'a>(
 ) -> Result<&'a mut Vec<u8>, &'static str> {
     let need = (maxbit >> 3) as usize + 1;
     if read_str(shard, h, key, now)?.is_none() {
-        shard.insert(h, key, Value::Str(StrValue::raw(Vec::new())), NO_EXPIRE);
+        shard.insert(h, key, StrRef::Raw(&[]), NO_EXPIRE);
     }
     let s = read_str(shard, h, key, now)?.expect("present");
     let data = s.make_raw();
@@ -95,7 +95,7 @@ fn getbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(s)) => {
-            let data = s.to_bytes();
+            let data = s.into_ref().to_bytes();
             let byte = (offset >> 3) as usize;
             let bit = data.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
             ctx.out.int(i64::from(bit));
@@ -188,7 +188,7 @@ fn bitcount(ctx: &mut Ctx, argv: &[&[u8]]) {
     let data = match read_str(&mut shard, h, argv[1], now_ms()) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
-        Ok(Some(s)) => s.to_bytes(),
+        Ok(Some(s)) => s.into_ref().to_bytes(),
     };
     let strlen = data.len() as i64;
     let r = match argv.len() {
@@ -237,7 +237,7 @@ fn bitpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     let data = match read_str(&mut shard, h, argv[1], now_ms()) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(if bit { -1 } else { 0 }),
-        Ok(Some(s)) => s.to_bytes(),
+        Ok(Some(s)) => s.into_ref().to_bytes(),
     };
     let strlen = data.len() as i64;
     let mut end_given = false;
@@ -356,7 +356,10 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
         let (shard, h) = guard.shard(k);
         match read_str(shard, h, k, now) {
             Err(e) => return ctx.out.error(e),
-            Ok(v) => inputs.push(v.map(|s| s.to_bytes().into_owned()).unwrap_or_default()),
+            Ok(v) => inputs.push(
+                v.map(|s| s.into_ref().to_bytes().into_owned())
+                    .unwrap_or_default(),
+            ),
         }
     }
     let maxlen = inputs.iter().map(Vec::len).max().unwrap_or(0);
@@ -366,7 +369,7 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.int(0);
     }
     let res = combine(op, &inputs, maxlen);
-    shard.insert(h, dest, Value::Str(StrValue::raw(res)), NO_EXPIRE);
+    shard.insert(h, dest, StrRef::Raw(&res), NO_EXPIRE);
     ctx.out.int(maxlen as i64);
 }
 
@@ -637,7 +640,7 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
         let data: Cow<[u8]> = match read_str(&mut shard, h, key, now) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => Cow::Borrowed(&[]),
-            Ok(Some(s)) => s.to_bytes(),
+            Ok(Some(s)) => s.into_ref().to_bytes(),
         };
         ctx.out.array(fields.len());
         for f in &fields {

@@ -248,7 +248,7 @@ fn rdb_int_size(n: i64) -> Option<u64> {
 }
 
 /// rdbSavedObjectLen for a string value (without LZF compression).
-fn string_serialized_len(v: &engine::value::StrValue) -> u64 {
+fn string_serialized_len(v: engine::StrRef<'_>) -> u64 {
     let bytes = v.to_bytes();
     if bytes.len() <= 11 {
         if let Some(n) = engine::value::parse_strict_i64(&bytes) {
@@ -267,16 +267,16 @@ fn object(ctx: &mut Ctx, key: &[u8]) {
         drop(shard);
         return ctx.out.error(NO_SUCH_KEY);
     };
-    let (encoding, serialized, shared) = match e.value.as_str() {
+    let (encoding, serialized, shared) = match e.value().as_str() {
         Some(s) => {
-            let shared = matches!(s, engine::value::StrValue::Int(n) if (0..10000).contains(n));
+            let shared = matches!(s, engine::StrRef::Int(n) if (0..10000).contains(&n));
             (s.encoding(), string_serialized_len(s), shared)
         }
-        None => (e.value.encoding(), 0, false),
+        None => (e.value().encoding(), 0, false),
     };
     let refcount: i64 = if shared { i32::MAX as i64 } else { 1 };
-    let addr = e as *const engine::Entry as usize;
-    let lru = e.lru;
+    let addr = e.addr();
+    let lru = e.lru();
     let now = engine::shard::lru_clock();
     let idle_ms = if now >= lru {
         (now - lru) as u64 * 1000
@@ -306,12 +306,9 @@ mod tests {
 
     #[test]
     fn rdb_sizes() {
-        use engine::value::StrValue;
-        assert_eq!(string_serialized_len(&StrValue::from_bytes(b"1")), 2);
-        assert_eq!(string_serialized_len(&StrValue::from_bytes(b"hello")), 6);
-        assert_eq!(
-            string_serialized_len(&StrValue::from_bytes(b"12345678901234")),
-            15
-        );
+        use engine::StrRef;
+        assert_eq!(string_serialized_len(StrRef::encode(b"1")), 2);
+        assert_eq!(string_serialized_len(StrRef::encode(b"hello")), 6);
+        assert_eq!(string_serialized_len(StrRef::encode(b"12345678901234")), 15);
     }
 }

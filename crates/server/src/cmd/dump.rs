@@ -25,11 +25,11 @@ fn dump(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(e) = shard.get(h, argv[1], now_ms()) else {
         return ctx.out.null();
     };
-    e.lru = lru_clock();
+    e.touch();
     // Serialize (and compress) a copy, so the shard is not locked meanwhile.
-    let value = e.value.clone();
+    let value = e.value().to_value();
     drop(shard);
-    ctx.out.bulk(&rdb::dump_payload(&value, compress));
+    ctx.out.bulk(&rdb::dump_payload(value.view(), compress));
 }
 
 /// RESTORE's options.
@@ -140,12 +140,12 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     shard.insert_entry(
         h,
-        Entry {
-            key: key.into(),
-            value,
-            expire_at: if ttl == 0 { NO_EXPIRE } else { ttl },
-            lru: restored_lru(&opts, lfu),
-        },
+        Entry::new(
+            key,
+            &value,
+            if ttl == 0 { NO_EXPIRE } else { ttl },
+            restored_lru(&opts, lfu),
+        ),
     );
     ctx.out.ok();
 }

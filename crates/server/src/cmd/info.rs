@@ -535,8 +535,9 @@ fn avg_ttl(db: &engine::Db) -> i64 {
         }
         for e in shard.iter() {
             seen += 1;
-            if e.expire_at >= 0 && e.expire_at > now {
-                sum += e.expire_at - now;
+            let at = e.expire_at();
+            if at >= 0 && at > now {
+                sum += at - now;
                 n += 1;
             }
             if seen >= SAMPLE {

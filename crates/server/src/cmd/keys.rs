@@ -53,7 +53,7 @@ fn count_present(ctx: &mut Ctx, keys: &[&[u8]], touch: bool) {
         let (shard, h) = guard.shard(k);
         if let Some(e) = shard.get(h, k, now) {
             if touch {
-                e.lru = engine::shard::lru_clock();
+                e.touch();
             }
             n += 1;
         }
@@ -73,7 +73,7 @@ fn touch(ctx: &mut Ctx, argv: &[&[u8]]) {
 fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (mut shard, h) = ctx.db().lock(argv[1]);
     match shard.get(h, argv[1], now_ms()) {
-        Some(e) => ctx.out.simple(e.value.type_name()),
+        Some(e) => ctx.out.simple(e.value().type_name()),
         None => ctx.out.simple("none"),
     }
 }
@@ -85,10 +85,11 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
     let Some(e) = shard.get(h, key, now) else {
         return ctx.out.int(-2);
     };
-    if e.expire_at == NO_EXPIRE {
+    let at = e.expire_at();
+    if at == NO_EXPIRE {
         return ctx.out.int(-1);
     }
-    let t = if abs { e.expire_at } else { e.expire_at - now }.max(0);
+    let t = if abs { at } else { at - now }.max(0);
     ctx.out.int(if ms { t } else { (t + 500) / 1000 });
 }
 
@@ -171,7 +172,7 @@ fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
     let Some(e) = shard.get(h, key, now) else {
         return ctx.out.int(0);
     };
-    let cur = e.expire_at;
+    let cur = e.expire_at();
     if (flags.nx && cur != NO_EXPIRE)
         || (flags.xx && cur == NO_EXPIRE)
         || (flags.gt && (cur == NO_EXPIRE || when <= cur))
@@ -207,7 +208,7 @@ fn persist(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
     let (mut shard, h) = ctx.db().lock(key);
     let had = match shard.get(h, key, now_ms()) {
-        Some(e) => e.expire_at != NO_EXPIRE,
+        Some(e) => e.expire_at() != NO_EXPIRE,
         None => false,
     };
     if had {
@@ -225,8 +226,8 @@ fn keys(ctx: &mut Ctx, argv: &[&[u8]]) {
     for i in 0..db.shard_count() {
         let shard = db.lock_shard(i);
         for e in shard.iter() {
-            if !e.is_expired(now) && (all || glob_match(pattern, &e.key, false)) {
-                found.push(e.key.to_vec());
+            if !e.is_expired(now) && (all || glob_match(pattern, e.key(), false)) {
+                found.push(e.key().to_vec());
             }
         }
     }
@@ -265,16 +266,16 @@ fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
             return;
         }
         if let Some(p) = pattern {
-            if !glob_match(p, &e.key, false) {
+            if !glob_match(p, e.key(), false) {
                 return;
             }
         }
         if let Some(t) = &type_filter {
-            if e.value.type_name() != t {
+            if e.value().type_name() != t {
                 return;
             }
         }
-        found.push(e.key.to_vec());
+        found.push(e.key().to_vec());
     });
     ctx.out.array(2);
     ctx.out.bulk(next.to_string().as_bytes());
@@ -311,11 +312,11 @@ fn randomkey(ctx: &mut Ctx, _argv: &[&[u8]]) {
                 break;
             };
             if !e.is_expired(now) {
-                let k = e.key.to_vec();
+                let k = e.key().to_vec();
                 drop(shard);
                 return ctx.out.bulk(&k);
             }
-            let key = e.key.to_vec();
+            let key = e.key().to_vec();
             let h = engine::hash_key(&key);
             shard.get(h, &key, now);
         }
@@ -341,10 +342,10 @@ fn rename_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
         }
     }
     let (shard, h) = guard.shard(src);
-    let Some(mut entry) = shard.remove(h, src) else {
+    let Some(entry) = shard.remove(h, src) else {
         return ctx.out.error(NO_SUCH_KEY);
     };
-    entry.key = dst.into();
+    let entry = entry.with_key(dst);
     let (dshard, dh) = guard.shard(dst);
     dshard.insert_entry(dh, entry);
     if nx {

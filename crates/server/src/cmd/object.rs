@@ -4,7 +4,7 @@ use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
 use super::help::reply_help;
 use super::{Ctx, Handler};
 use engine::shard::lru_clock;
-use engine::{now_ms, Entry, MultiGuard, Shard, StrValue, Value};
+use engine::{now_ms, Entry, MultiGuard, Shard, StrRef, ValueRef};
 use parking_lot::MutexGuard;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -74,7 +74,7 @@ fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &
 fn object_encoding(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[2];
     let (mut shard, h) = ctx.db().lock(key);
-    let enc = shard.get(h, key, now_ms()).map(|e| e.value.encoding());
+    let enc = shard.get(h, key, now_ms()).map(|e| e.value().encoding());
     drop(shard);
     match enc {
         Some(enc) => ctx.out.bulk(enc.as_bytes()),
@@ -89,7 +89,7 @@ fn object_freq(ctx: &mut Ctx, argv: &[&[u8]]) {
         if !lfu {
             return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         }
-        Ok(lfu_decr_and_return(e.lru, decay))
+        Ok(lfu_decr_and_return(e.lru(), decay))
     });
 }
 
@@ -120,7 +120,7 @@ fn object_idletime(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         // estimateObjectIdleTime, in seconds (the clock's resolution).
         let clock = lru_clock();
-        let lru = e.lru & LRU_CLOCK_MAX;
+        let lru = e.lru() & LRU_CLOCK_MAX;
         Ok(i64::from(if clock >= lru {
             clock - lru
         } else {
@@ -136,8 +136,8 @@ fn object_refcount(ctx: &mut Ctx, argv: &[&[u8]]) {
     let shared_ok = ctx.srv.config.get_i64("maxmemory") == 0
         || !(policy.ends_with("-lru") || policy.ends_with("-lfu"));
     with_entry(ctx, argv[2], |e| {
-        Ok(match &e.value {
-            Value::Str(StrValue::Int(n)) if shared_ok && (0..OBJ_SHARED_INTEGERS).contains(n) => {
+        Ok(match e.value() {
+            ValueRef::Str(StrRef::Int(n)) if shared_ok && (0..OBJ_SHARED_INTEGERS).contains(&n) => {
                 OBJ_SHARED_REFCOUNT
             }
             _ => 1,
@@ -237,7 +237,7 @@ fn transfer_locked(p: &mut impl Pair, src: &[u8], dst: &[u8], replace: bool, cop
     };
     if copy {
         // COPY reads the source (lookupKeyRead touches it).
-        e.lru = lru_clock();
+        e.touch();
     }
     let (d, dh) = p.dst();
     if d.get(dh, dst, now).is_some() && !replace {
@@ -248,18 +248,12 @@ fn transfer_locked(p: &mut impl Pair, src: &[u8], dst: &[u8], replace: bool, cop
         let Some(e) = s.peek(sh, src) else {
             return false;
         };
-        Entry {
-            key: dst.into(),
-            value: e.value.clone(),
-            expire_at: e.expire_at,
-            lru: lru_clock(),
-        }
+        Entry::new(dst, e.value(), e.expire_at(), lru_clock())
     } else {
-        let Some(mut e) = s.remove(sh, src) else {
+        let Some(e) = s.remove(sh, src) else {
             return false;
         };
-        e.key = dst.into();
-        e
+        e.with_key(dst)
     };
     let (d, dh) = p.dst();
     d.insert_entry(dh, entry);

@@ -3,7 +3,7 @@
 use super::args::{self, is, NOT_INT, OVERFLOW, SYNTAX_ERR, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::floatfmt::LongDouble;
-use engine::{now_ms, Shard, StrValue, Value, NO_EXPIRE};
+use engine::{now_ms, Shard, StrMut, StrRef, ValueMut, NO_EXPIRE};
 use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -39,11 +39,11 @@ pub fn read_str<'a>(
     h: u64,
     key: &[u8],
     now: i64,
-) -> Result<Option<&'a mut StrValue>, &'static str> {
+) -> Result<Option<StrMut<'a>>, &'static str> {
     match shard.get(h, key, now) {
         None => Ok(None),
-        Some(e) => match &mut e.value {
-            Value::Str(s) => Ok(Some(s)),
+        Some(e) => match e.value_mut() {
+            ValueMut::Str(s) => Ok(Some(s)),
             #[allow(unreachable_patterns)]
             _ => Err(WRONGTYPE),
         },
@@ -59,15 +59,19 @@ fn count_lookup(ctx: &Ctx, hit: bool) {
     }
 }
 
+/// A string as a bulk reply.
+fn reply_str(ctx: &mut Ctx, s: StrRef<'_>) {
+    match s {
+        StrRef::Int(n) => ctx.out.bulk_int(n),
+        StrRef::Embstr(data) | StrRef::Raw(data) => ctx.out.bulk(data),
+    }
+}
+
 /// Reply with the string at `key` (GET semantics). Returns false on WRONGTYPE.
 fn reply_get(ctx: &mut Ctx, shard: &mut Shard, h: u64, key: &[u8], now: i64) -> bool {
     match read_str(shard, h, key, now) {
         Ok(Some(s)) => {
-            match s {
-                StrValue::Int(n) => ctx.out.bulk_int(*n),
-                StrValue::Embstr(data) => ctx.out.bulk(data),
-                StrValue::Raw(data) => ctx.out.bulk(data),
-            }
+            reply_str(ctx, s.get());
             count_lookup(ctx, true);
             true
         }
@@ -200,13 +204,13 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
         }
         return;
     }
-    let value = Value::Str(StrValue::from_bytes(val));
+    let value = StrRef::encode(val);
     match existing {
         // Overwrite in place: one lookup on the hot path of SET.
         Some(e) => {
-            let old = e.expire_at;
-            e.value = value;
-            e.lru = engine::shard::lru_clock();
+            let old = e.expire_at();
+            e.set_value(value);
+            e.touch();
             let ttl = expire_at.unwrap_or(if o.keepttl { old } else { NO_EXPIRE });
             if ttl != old {
                 shard.set_expire(h, key, ttl);
@@ -317,11 +321,7 @@ fn mget(ctx: &mut Ctx, argv: &[&[u8]]) {
         match read_str(shard, h, k, now) {
             Ok(Some(s)) => {
                 hits += 1;
-                match s {
-                    StrValue::Int(n) => ctx.out.bulk_int(*n),
-                    StrValue::Embstr(data) => ctx.out.bulk(data),
-                    StrValue::Raw(data) => ctx.out.bulk(data),
-                }
+                reply_str(ctx, s.get());
             }
             Ok(None) => {
                 misses += 1;
@@ -358,12 +358,7 @@ fn mset_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
     }
     for pair in argv[1..].chunks(2) {
         let (shard, h) = guard.shard(pair[0]);
-        shard.insert(
-            h,
-            pair[0],
-            Value::Str(StrValue::from_bytes(pair[1])),
-            NO_EXPIRE,
-        );
+        shard.insert(h, pair[0], StrRef::encode(pair[1]), NO_EXPIRE);
     }
     if nx {
         ctx.out.int(1);
@@ -399,18 +394,16 @@ fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
     match read_str(&mut shard, h, key, now) {
         Err(e) => ctx.out.error(e),
         Ok(None) => {
-            shard.insert(h, key, Value::Str(StrValue::from_bytes(extra)), NO_EXPIRE);
+            shard.insert(h, key, StrRef::encode(extra), NO_EXPIRE);
             ctx.out.int(extra.len() as i64);
         }
         Ok(Some(s)) => {
             if check_len(ctx, s.len() as i64, extra.len() as i64).is_err() {
                 return ctx.out.error(MAX_BULK_ERR);
             }
-            let mut data = std::mem::replace(s, StrValue::Int(0)).into_vec();
+            let data = s.make_raw();
             data.extend_from_slice(extra);
-            let len = data.len();
-            *s = StrValue::raw(data);
-            ctx.out.int(len as i64);
+            ctx.out.int(data.len() as i64);
         }
     }
 }
@@ -430,19 +423,21 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     let cur = match read_str(&mut shard, h, key, now) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => None,
-        Ok(Some(StrValue::Int(n))) => Some(*n),
-        Ok(Some(s)) => match engine::value::parse_strict_i64(&s.to_bytes()) {
-            Some(n) => Some(n),
-            None => return ctx.out.error(NOT_INT),
+        Ok(Some(s)) => match s.get() {
+            StrRef::Int(n) => Some(n),
+            other => match engine::value::parse_strict_i64(&other.to_bytes()) {
+                Some(n) => Some(n),
+                None => return ctx.out.error(NOT_INT),
+            },
         },
     };
     let Some(new) = cur.unwrap_or(0).checked_add(by) else {
         return ctx.out.error(OVERFLOW);
     };
     match read_str(&mut shard, h, key, now) {
-        Ok(Some(s)) => *s = StrValue::Int(new),
+        Ok(Some(mut s)) => s.set(StrRef::Int(new)),
         _ => {
-            shard.insert(h, key, Value::Str(StrValue::Int(new)), NO_EXPIRE);
+            shard.insert(h, key, StrRef::Int(new), NO_EXPIRE);
         }
     }
     ctx.out.int(new);
@@ -478,9 +473,10 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let cur = match read_str(&mut shard, h, key, now) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => Some(LongDouble::from_i64(0)),
-        Ok(Some(StrValue::Int(n))) => Some(LongDouble::from_i64(*n)),
-        Ok(Some(StrValue::Embstr(data))) => LongDouble::parse(data),
-        Ok(Some(StrValue::Raw(data))) => LongDouble::parse(data),
+        Ok(Some(s)) => match s.get() {
+            StrRef::Int(n) => Some(LongDouble::from_i64(n)),
+            StrRef::Embstr(data) | StrRef::Raw(data) => LongDouble::parse(data),
+        },
     };
     let (Some(cur), Some(incr)) = (cur, LongDouble::parse(argv[2])) else {
         return ctx.out.error(args::NOT_FLOAT);
@@ -492,11 +488,11 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let text = new.to_human().into_bytes();
     ctx.out.bulk(&text);
     // createStringObject: embstr or raw, never int; the TTL is kept.
-    let value = StrValue::created(text);
+    let value = StrRef::created(&text);
     match read_str(&mut shard, h, key, now) {
-        Ok(Some(s)) => *s = value,
+        Ok(Some(mut s)) => s.set(value),
         _ => {
-            shard.insert(h, key, Value::Str(value), NO_EXPIRE);
+            shard.insert(h, key, value, NO_EXPIRE);
         }
     }
 }
@@ -510,7 +506,7 @@ fn getrange(ctx: &mut Ctx, argv: &[&[u8]]) {
     let s = match read_str(&mut shard, h, argv[1], now_ms()) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.bulk(b""),
-        Ok(Some(s)) => s.to_bytes(),
+        Ok(Some(s)) => s.into_ref().to_bytes(),
     };
     let len = s.len() as i64;
     if start < 0 && end < 0 && start > end {
@@ -551,7 +547,7 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
             let mut data = vec![0u8; offset as usize];
             data.extend_from_slice(value);
             let len = data.len();
-            shard.insert(h, key, Value::Str(StrValue::raw(data)), NO_EXPIRE);
+            shard.insert(h, key, StrRef::Raw(&data), NO_EXPIRE);
             ctx.out.int(len as i64);
         }
         Ok(Some(s)) => {
@@ -561,15 +557,13 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
             if check_len(ctx, offset, value.len() as i64).is_err() {
                 return ctx.out.error(MAX_BULK_ERR);
             }
-            let mut data = std::mem::replace(s, StrValue::Int(0)).into_vec();
+            let data = s.make_raw();
             let end = offset as usize + value.len();
             if data.len() < end {
                 data.resize(end, 0);
             }
             data[offset as usize..end].copy_from_slice(value);
-            let len = data.len();
-            *s = StrValue::raw(data);
-            ctx.out.int(len as i64);
+            ctx.out.int(data.len() as i64);
         }
     }
 }
@@ -635,7 +629,7 @@ fn lcs(ctx: &mut Ctx, argv: &[&[u8]]) {
         let mut guard = ctx.db().lock_many(&argv[1..3]);
         let mut get = |k: &[u8]| {
             let (shard, h) = guard.shard(k);
-            read_str(shard, h, k, now).map(|s| s.map(|s| s.to_bytes().into_owned()))
+            read_str(shard, h, k, now).map(|s| s.map(|s| s.into_ref().to_bytes().into_owned()))
         };
         match (get(argv[1]), get(argv[2])) {
             (Ok(a), Ok(b)) => (a.unwrap_or_default(), b.unwrap_or_default()),

@@ -1,0 +1,679 @@
+//! A key's entry: metadata, key and (for strings) the value in one heap block behind a
+//! thin 8-byte pointer, so a key costs one allocation plus one table slot.
+//!
+//! Block layout (integers little-endian, fields unaligned):
+//!
+//! ```text
+//! [meta: u32 = lru (low 24 bits) | flags (high 8 bits)]
+//! [expire_at: i64]               only when flags has HAS_EXPIRE
+//! [key length][key bytes]
+//! [payload], by the kind in flags:
+//!     KIND_INT                 i64
+//!     KIND_EMBSTR, KIND_RAW    [length][bytes]       (the value inline)
+//!     KIND_HEAP                *mut Heap             (a Box the block owns)
+//! ```
+//!
+//! A length is one byte when below 255, else 0xFF followed by a u64. The block's size is
+//! never stored: [`Entry::parts`] computes it from the header, and every allocation,
+//! reallocation and deallocation uses exactly that size (alignment [`ALIGN`]).
+//!
+//! This is the only module of the engine with `unsafe`. Its invariant, which every
+//! function here keeps and every `unsafe` block relies on: **`Entry::ptr` points to a live
+//! allocation of the global allocator, made with `layout(size)` where `size` is what
+//! `parts()` computes from the block's bytes, all of those bytes initialized and forming a
+//! block in the format above; a KIND_HEAP payload holds a pointer from `Box::into_raw`
+//! that this block alone owns.** Writes go through [`Writer`], which aborts (never
+//! unwinds) if asked to write out of bounds, so no panic can leave a half-written block
+//! behind for `Drop` to read.
+
+use crate::shard::lru_clock;
+use crate::value::{StrMut, StrRef, ValueMut, ValueRef};
+use std::alloc::{self, Layout};
+use std::fmt;
+use std::ptr::{self, NonNull};
+
+/// No expiry.
+pub const NO_EXPIRE: i64 = -1;
+
+const ALIGN: usize = 8;
+const META: usize = 4;
+const EXPIRE: usize = 8;
+const INT: usize = 8;
+const PTR: usize = std::mem::size_of::<*mut Heap>();
+const LRU_MASK: u32 = (1 << 24) - 1;
+
+const HAS_EXPIRE: u8 = 0x80;
+const KIND_MASK: u8 = 0x07;
+const KIND_INT: u8 = 0;
+const KIND_EMBSTR: u8 = 1;
+const KIND_RAW: u8 = 2;
+const KIND_HEAP: u8 = 3;
+
+/// First byte of a length that does not fit in one byte (a u64 follows).
+const LONG_LEN: u8 = 0xff;
+
+/// A value kept outside the block: a string modified in place (so APPENDs are amortized
+/// in a `Vec`), and later the collection types.
+#[derive(Debug)]
+pub(crate) enum Heap {
+    Raw(Vec<u8>),
+}
+
+// Entry's Send/Sync below rely on this.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Heap>();
+};
+
+/// One key with its value, expiry and access time, owning one heap block.
+pub struct Entry {
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: an Entry owns its block and the Heap behind it exclusively, like a
+// `Box<(u32, i64, [u8], Heap)>` would; Heap is Send + Sync and `&Entry` only reads.
+unsafe impl Send for Entry {}
+// SAFETY: as above.
+unsafe impl Sync for Entry {}
+
+/// A block's shape, read from its header.
+#[derive(Clone, Copy)]
+struct Parts {
+    flags: u8,
+    key_at: usize,
+    key_len: usize,
+    payload_at: usize,
+    size: usize,
+}
+
+impl Parts {
+    fn kind(&self) -> u8 {
+        self.flags & KIND_MASK
+    }
+}
+
+/// What a payload will hold.
+enum Payload<'a> {
+    Int(i64),
+    /// An inline string of kind KIND_EMBSTR or KIND_RAW.
+    Inline(u8, &'a [u8]),
+    Heap(Box<Heap>),
+    /// The payload bytes of another block of this kind, copied as they are (a heap pointer
+    /// among them changes owner: the other block must then be freed without dropping it).
+    Verbatim(u8, &'a [u8]),
+}
+
+impl<'a> Payload<'a> {
+    fn of(v: ValueRef<'a>) -> Payload<'a> {
+        match v {
+            ValueRef::Str(StrRef::Int(n)) => Payload::Int(n),
+            ValueRef::Str(StrRef::Embstr(b)) => Payload::Inline(KIND_EMBSTR, b),
+            ValueRef::Str(StrRef::Raw(b)) => Payload::Inline(KIND_RAW, b),
+        }
+    }
+
+    fn kind(&self) -> u8 {
+        match self {
+            Payload::Int(_) => KIND_INT,
+            Payload::Inline(k, _) | Payload::Verbatim(k, _) => *k,
+            Payload::Heap(_) => KIND_HEAP,
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            Payload::Int(_) => INT,
+            Payload::Inline(_, b) => len_size(b.len()) + b.len(),
+            Payload::Heap(_) => PTR,
+            Payload::Verbatim(_, b) => b.len(),
+        }
+    }
+
+    fn write(self, w: &mut Writer) {
+        match self {
+            Payload::Int(n) => w.put(&n.to_le_bytes()),
+            Payload::Inline(_, b) => {
+                w.put_len(b.len());
+                w.put(b);
+            }
+            Payload::Heap(h) => w.put_heap(h),
+            Payload::Verbatim(_, b) => w.put(b),
+        }
+    }
+}
+
+fn len_size(n: usize) -> usize {
+    if n < LONG_LEN as usize {
+        1
+    } else {
+        9
+    }
+}
+
+/// A length field at the start of `b` (a block's bytes from that field on): (value, size).
+fn len_field(b: &[u8]) -> (usize, usize) {
+    match b[0] {
+        LONG_LEN => {
+            let n: [u8; 8] = b[1..9].try_into().expect("8 bytes");
+            (u64::from_le_bytes(n) as usize, 9)
+        }
+        n => (n as usize, 1),
+    }
+}
+
+/// The layout of a block of `size` bytes. Panics (before anything is allocated or
+/// changed) only for sizes no allocation could have.
+fn layout(size: usize) -> Layout {
+    Layout::from_size_align(size, ALIGN).expect("entry too large")
+}
+
+/// Sum of field sizes, refusing overflow (before anything is allocated or changed).
+fn total(parts: &[usize]) -> usize {
+    parts
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .expect("entry too large")
+}
+
+/// Writes fields one after another into memory the caller owns.
+struct Writer {
+    base: *mut u8,
+    size: usize,
+    at: usize,
+}
+
+impl Writer {
+    /// # Safety
+    /// `base` must be valid for writes of `size` bytes, and no reference to those bytes
+    /// may be used while the Writer lives.
+    unsafe fn new(base: *mut u8, size: usize, at: usize) -> Writer {
+        Writer { base, size, at }
+    }
+
+    /// Room for `n` more bytes, or abort: a half-written block must never unwind into
+    /// `Drop`. (Sizes are computed by the same code that writes, so this cannot fire.)
+    fn claim(&mut self, n: usize) -> *mut u8 {
+        if n > self.size - self.at {
+            std::process::abort();
+        }
+        // SAFETY: at + n <= size, so the offset stays within the allocation (`new`).
+        let p = unsafe { self.base.add(self.at) };
+        self.at += n;
+        p
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        let dst = self.claim(b.len());
+        // SAFETY: `dst` has room for b.len() bytes (claim) in memory nothing else
+        // references (`new`), so it cannot overlap the live borrow `b`.
+        unsafe { ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len()) }
+    }
+
+    fn put_len(&mut self, n: usize) {
+        if n < LONG_LEN as usize {
+            self.put(&[n as u8]);
+        } else {
+            self.put(&[LONG_LEN]);
+            self.put(&(n as u64).to_le_bytes());
+        }
+    }
+
+    fn put_heap(&mut self, h: Box<Heap>) {
+        let dst = self.claim(PTR);
+        // SAFETY: room for a pointer (claim); written unaligned, as a pointer so that it
+        // keeps its provenance. The block now owns the Box.
+        unsafe { ptr::write_unaligned(dst.cast::<*mut Heap>(), Box::into_raw(h)) }
+    }
+
+    fn finish(self) {
+        if self.at != self.size {
+            std::process::abort();
+        }
+    }
+}
+
+/// Allocate and write a block.
+fn build(lru: u32, expire_at: i64, key: &[u8], payload: Payload<'_>) -> NonNull<u8> {
+    let has_expire = expire_at != NO_EXPIRE;
+    let flags = payload.kind() | if has_expire { HAS_EXPIRE } else { 0 };
+    let size = total(&[
+        META,
+        if has_expire { EXPIRE } else { 0 },
+        len_size(key.len()),
+        key.len(),
+        payload.size(),
+    ]);
+    let layout = layout(size);
+    // SAFETY: the layout's size is at least META, not zero.
+    let base = unsafe { alloc::alloc(layout) };
+    let base = NonNull::new(base).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+    // SAFETY: a fresh allocation of `size` bytes that nothing else references.
+    let mut w = unsafe { Writer::new(base.as_ptr(), size, 0) };
+    w.put(&meta(lru, flags).to_le_bytes());
+    if has_expire {
+        w.put(&expire_at.to_le_bytes());
+    }
+    w.put_len(key.len());
+    w.put(key);
+    payload.write(&mut w);
+    w.finish();
+    base
+}
+
+fn meta(lru: u32, flags: u8) -> u32 {
+    (lru & LRU_MASK) | (u32::from(flags) << 24)
+}
+
+impl Entry {
+    pub fn new<'v>(key: &[u8], value: impl Into<ValueRef<'v>>, expire_at: i64, lru: u32) -> Entry {
+        Entry {
+            ptr: build(lru, expire_at, key, Payload::of(value.into())),
+        }
+    }
+
+    /// A length field at offset `at`: (value, size of the field).
+    ///
+    /// # Safety
+    /// `at` must be the offset of a length field of this block.
+    unsafe fn len_at(&self, at: usize) -> (usize, usize) {
+        let base = self.ptr.as_ptr();
+        // SAFETY: by the module invariant the block is well formed and initialized; a
+        // length field (the caller's contract) has its first byte at `at`, and 8 more
+        // bytes when that byte is LONG_LEN.
+        unsafe {
+            match *base.add(at) {
+                LONG_LEN => {
+                    let n = ptr::read_unaligned(base.add(at + 1).cast::<[u8; 8]>());
+                    (u64::from_le_bytes(n) as usize, 9)
+                }
+                n => (n as usize, 1),
+            }
+        }
+    }
+
+    /// The flags, and where the key's bytes are and how many.
+    fn key_parts(&self) -> (u8, usize, usize) {
+        // SAFETY: every block starts with the 4 meta bytes; the flags are the last one.
+        let flags = unsafe { *self.ptr.as_ptr().add(3) };
+        let at = META + if flags & HAS_EXPIRE != 0 { EXPIRE } else { 0 };
+        // SAFETY: the key's length field follows the meta and the expiry (if flagged).
+        let (key_len, n) = unsafe { self.len_at(at) };
+        (flags, at + n, key_len)
+    }
+
+    /// The block's shape, from its header.
+    fn parts(&self) -> Parts {
+        let (flags, key_at, key_len) = self.key_parts();
+        let payload_at = key_at + key_len;
+        let payload_len = match flags & KIND_MASK {
+            KIND_EMBSTR | KIND_RAW => {
+                // SAFETY: an inline string payload starts with its length field.
+                let (len, n) = unsafe { self.len_at(payload_at) };
+                n + len
+            }
+            KIND_HEAP => PTR,
+            _ => INT,
+        };
+        Parts {
+            flags,
+            key_at,
+            key_len,
+            payload_at,
+            size: payload_at + payload_len,
+        }
+    }
+
+    /// The shape and the bytes of the block.
+    fn view(&self) -> (Parts, &[u8]) {
+        let p = self.parts();
+        // SAFETY: the block is `p.size` initialized bytes (invariant), borrowed with self.
+        let b = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), p.size) };
+        (p, b)
+    }
+
+    fn meta(&self) -> u32 {
+        // SAFETY: every block starts with its 4 meta bytes.
+        u32::from_le_bytes(unsafe { ptr::read_unaligned(self.ptr.as_ptr().cast::<[u8; 4]>()) })
+    }
+
+    fn set_meta(&mut self, m: u32) {
+        // SAFETY: every block starts with its 4 meta bytes, and `&mut self` is the only
+        // access to them.
+        unsafe { ptr::write_unaligned(self.ptr.as_ptr().cast::<[u8; 4]>(), m.to_le_bytes()) }
+    }
+
+    /// The pointer in a KIND_HEAP payload (still owned by the block).
+    fn heap_ptr(&self, p: &Parts) -> Option<*mut Heap> {
+        if p.kind() != KIND_HEAP {
+            return None;
+        }
+        // SAFETY: a KIND_HEAP payload is PTR bytes at payload_at, written by put_heap.
+        Some(unsafe {
+            ptr::read_unaligned(self.ptr.as_ptr().add(p.payload_at).cast::<*mut Heap>())
+        })
+    }
+
+    fn heap(&self) -> Option<&Heap> {
+        let h = self.heap_ptr(&self.parts())?;
+        // SAFETY: the block owns this Box (invariant) until its payload is rewritten or
+        // it is dropped, which both need `&mut self`; the borrow lives no longer than
+        // `&self`.
+        Some(unsafe { &*h })
+    }
+
+    fn heap_mut(&mut self) -> Option<&mut Heap> {
+        let h = self.heap_ptr(&self.parts())?;
+        // SAFETY: as in `heap`, and `&mut self` makes this the only access.
+        Some(unsafe { &mut *h })
+    }
+
+    /// Reallocate the block from `old` to `new` bytes: the first min(old, new) bytes are
+    /// kept, the rest must be written before the block is read again.
+    fn resize(&mut self, old: usize, new: usize) {
+        let new_layout = layout(new);
+        // SAFETY: the block was allocated with layout(old) (invariant); `new` is not zero
+        // and valid with ALIGN (checked just above).
+        let p = unsafe { alloc::realloc(self.ptr.as_ptr(), layout(old), new) };
+        self.ptr = NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+    }
+
+    /// Rewrite the payload, reusing the block's memory (realloc, often in place).
+    fn set_payload(&mut self, payload: Payload<'_>) {
+        let p = self.parts();
+        // The old Box, if any: freed once the block no longer refers to it.
+        let old_heap = self.heap_ptr(&p);
+        let kind = payload.kind();
+        let size = total(&[p.payload_at, payload.size()]);
+        if size != p.size {
+            self.resize(p.size, size);
+        }
+        // SAFETY: the block now has `size` bytes, and `&mut self` is the only access to
+        // them. The prefix (meta, expiry, key) was kept; this writes the rest, then the
+        // kind, and nothing between can unwind (Writer aborts instead).
+        let mut w = unsafe { Writer::new(self.ptr.as_ptr(), size, p.payload_at) };
+        payload.write(&mut w);
+        w.finish();
+        self.set_meta(meta(self.meta(), (p.flags & !KIND_MASK) | kind));
+        if let Some(h) = old_heap {
+            // SAFETY: it came from Box::into_raw, the block owned it, and the block's
+            // payload no longer holds it.
+            drop(unsafe { Box::from_raw(h) });
+        }
+    }
+
+    /// Move the contents into a new block with this expiry and key (the payload's bytes,
+    /// heap pointer included, move as they are).
+    fn rebuild(&mut self, expire_at: i64, key: Option<&[u8]>) {
+        let lru = self.lru();
+        let (p, b) = self.view();
+        let key = key.unwrap_or(&b[p.key_at..p.key_at + p.key_len]);
+        let new = build(
+            lru,
+            expire_at,
+            key,
+            Payload::Verbatim(p.kind(), &b[p.payload_at..]),
+        );
+        let old = std::mem::replace(&mut self.ptr, new);
+        // SAFETY: `old` was allocated with layout(p.size); its heap pointer, if any, now
+        // belongs to the new block, so only the memory is freed.
+        unsafe { alloc::dealloc(old.as_ptr(), layout(p.size)) }
+    }
+
+    pub fn key(&self) -> &[u8] {
+        let (_, at, len) = self.key_parts();
+        // SAFETY: the key's bytes are initialized block bytes at..at + len (invariant),
+        // borrowed with self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(at), len) }
+    }
+
+    pub fn value(&self) -> ValueRef<'_> {
+        let (p, b) = self.view();
+        let payload = &b[p.payload_at..];
+        let inline = || {
+            let (len, n) = len_field(payload);
+            &payload[n..n + len]
+        };
+        ValueRef::Str(match p.kind() {
+            KIND_INT => StrRef::Int(i64::from_le_bytes(
+                payload[..INT].try_into().expect("8 bytes"),
+            )),
+            KIND_EMBSTR => StrRef::Embstr(inline()),
+            KIND_RAW => StrRef::Raw(inline()),
+            _ => match self.heap().expect("heap payload") {
+                Heap::Raw(v) => StrRef::Raw(v),
+            },
+        })
+    }
+
+    /// The value, for modification in place.
+    pub fn value_mut(&mut self) -> ValueMut<'_> {
+        ValueMut::Str(StrMut::new(self))
+    }
+
+    /// Replace the value (keeping key, expiry and access time).
+    pub fn set_value<'v>(&mut self, v: impl Into<ValueRef<'v>>) {
+        self.set_payload(Payload::of(v.into()));
+    }
+
+    /// The string's bytes for in-place modification, turning the value into a `raw`
+    /// string held in a `Vec` first if it is not one already. Only for strings.
+    pub(crate) fn make_raw(&mut self) -> &mut Vec<u8> {
+        if self.heap().is_none() {
+            let ValueRef::Str(s) = self.value();
+            let data = s.to_bytes().into_owned();
+            self.set_payload(Payload::Heap(Box::new(Heap::Raw(data))));
+        }
+        match self.heap_mut() {
+            Some(Heap::Raw(v)) => v,
+            None => unreachable!("made a heap value above"),
+        }
+    }
+
+    /// Absolute expiry in Unix milliseconds, or [`NO_EXPIRE`].
+    pub fn expire_at(&self) -> i64 {
+        if (self.meta() >> 24) & u32::from(HAS_EXPIRE) == 0 {
+            return NO_EXPIRE;
+        }
+        // SAFETY: with HAS_EXPIRE the 8 bytes after the meta are the expiry.
+        i64::from_le_bytes(unsafe {
+            ptr::read_unaligned(self.ptr.as_ptr().add(META).cast::<[u8; 8]>())
+        })
+    }
+
+    /// Set or clear the expiry. The shard keeps its set of keys with a TTL in step
+    /// ([`crate::Shard::set_expire`]), hence crate-private.
+    pub(crate) fn set_expire_at(&mut self, expire_at: i64) {
+        let p = self.parts();
+        match (p.flags & HAS_EXPIRE != 0, expire_at != NO_EXPIRE) {
+            (true, true) => {
+                // SAFETY: the expiry field is bytes META..META+8 of this block, and
+                // `&mut self` is the only access to them.
+                let mut w = unsafe { Writer::new(self.ptr.as_ptr(), p.size, META) };
+                w.put(&expire_at.to_le_bytes());
+            }
+            (false, false) => {}
+            _ => self.rebuild(expire_at, None),
+        }
+    }
+
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        let at = self.expire_at();
+        at != NO_EXPIRE && at <= now_ms
+    }
+
+    /// The 24-bit LRU clock of the last access (or LFU time and counter).
+    pub fn lru(&self) -> u32 {
+        self.meta() & LRU_MASK
+    }
+
+    /// Set the 24-bit access field (higher bits are dropped).
+    pub fn set_lru(&mut self, lru: u32) {
+        self.set_meta((self.meta() & !LRU_MASK) | (lru & LRU_MASK));
+    }
+
+    /// Mark accessed now.
+    pub fn touch(&mut self) {
+        self.set_lru(lru_clock());
+    }
+
+    /// The same entry under another key (RENAME, MOVE).
+    pub fn with_key(mut self, key: &[u8]) -> Entry {
+        let at = self.expire_at();
+        self.rebuild(at, Some(key));
+        self
+    }
+
+    /// The block's address (DEBUG OBJECT's "at").
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Bytes of the block itself (values held outside it not included).
+    pub fn block_size(&self) -> usize {
+        self.parts().size
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        let p = self.parts();
+        if let Some(h) = self.heap_ptr(&p) {
+            // SAFETY: the block owns the Box behind a KIND_HEAP payload, and is going away.
+            drop(unsafe { Box::from_raw(h) });
+        }
+        // SAFETY: the block was allocated with layout(p.size) (invariant).
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout(p.size)) }
+    }
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry")
+            .field("key", &String::from_utf8_lossy(self.key()))
+            .field("value", &self.value())
+            .field("expire_at", &self.expire_at())
+            .field("lru", &self.lru())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{StrValue, Value};
+
+    fn check(e: &Entry, key: &[u8], v: StrRef<'_>, expire: i64, lru: u32) {
+        assert_eq!(e.key(), key);
+        assert_eq!(e.value(), ValueRef::Str(v));
+        assert_eq!(e.expire_at(), expire);
+        assert_eq!(e.lru(), lru);
+    }
+
+    #[test]
+    fn small_string_is_one_block() {
+        let e = Entry::new(
+            b"key:00000000001",
+            StrRef::encode(&[b'x'; 64]),
+            NO_EXPIRE,
+            7,
+        );
+        // meta 4 + key 1+15 + value 1+64: one 96-byte jemalloc class.
+        assert_eq!(e.block_size(), 85);
+        check(
+            &e,
+            b"key:00000000001",
+            StrRef::Raw(&[b'x'; 64]),
+            NO_EXPIRE,
+            7,
+        );
+    }
+
+    #[test]
+    fn kinds_lengths_and_expiry() {
+        let long_key = vec![b'k'; 300];
+        let long_val = vec![b'v'; 70_000];
+        for key in [&b""[..], b"a", &[b'z'; 254], &[b'z'; 255], &long_key] {
+            for v in [
+                StrRef::Int(i64::MIN),
+                StrRef::Int(42),
+                StrRef::Embstr(b""),
+                StrRef::Embstr(b"hello"),
+                StrRef::Raw(&[1u8; 254]),
+                StrRef::Raw(&[2u8; 255]),
+                StrRef::Raw(&long_val),
+            ] {
+                for expire in [NO_EXPIRE, 0, 1_700_000_000_000] {
+                    let mut e = Entry::new(key, v, expire, 0xff_ffff);
+                    check(&e, key, v, expire, 0xff_ffff);
+                    e.set_lru(0x1234_5678);
+                    check(&e, key, v, expire, 0x34_5678);
+                    e.set_expire_at(5);
+                    check(&e, key, v, 5, 0x34_5678);
+                    e.set_expire_at(NO_EXPIRE);
+                    check(&e, key, v, NO_EXPIRE, 0x34_5678);
+                    e.set_expire_at(expire);
+                    let e = e.with_key(b"other");
+                    check(&e, b"other", v, expire, 0x34_5678);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn set_value_between_kinds() {
+        let big = vec![b'q'; 1000];
+        let values = [
+            StrRef::Int(-1),
+            StrRef::Embstr(b"abc"),
+            StrRef::Raw(&big),
+            StrRef::Raw(b"xyz"),
+        ];
+        for from in values {
+            for to in values {
+                let mut e = Entry::new(b"k", from, 99, 3);
+                e.set_value(to);
+                check(&e, b"k", to, 99, 3);
+                // Through a heap value and back.
+                e.make_raw().extend_from_slice(b"!");
+                let mut expect = to.to_bytes().into_owned();
+                expect.push(b'!');
+                check(&e, b"k", StrRef::Raw(&expect), 99, 3);
+                e.set_value(from);
+                check(&e, b"k", from, 99, 3);
+            }
+        }
+    }
+
+    #[test]
+    fn heap_values_move_and_drop() {
+        let mut e = Entry::new(b"k", StrRef::Int(12), NO_EXPIRE, 0);
+        e.make_raw().extend_from_slice(b"34");
+        assert_eq!(e.value(), ValueRef::Str(StrRef::Raw(b"1234")));
+        // Moved into new blocks (the Box changes owner, freed once).
+        e.set_expire_at(10);
+        let mut e = e.with_key(b"renamed");
+        check(&e, b"renamed", StrRef::Raw(b"1234"), 10, 0);
+        e.make_raw().push(b'5');
+        assert_eq!(
+            e.value().to_value(),
+            Value::Str(StrValue::Raw(b"12345".to_vec()))
+        );
+        // Replaced by an inline value (the Box is freed).
+        e.set_value(StrRef::Int(1));
+        check(&e, b"renamed", StrRef::Int(1), 10, 0);
+        e.make_raw().clear();
+        drop(e);
+    }
+
+    #[test]
+    fn value_mut_and_threads() {
+        let mut e = Entry::new(b"k", StrRef::Embstr(b"a"), NO_EXPIRE, 0);
+        let ValueMut::Str(mut s) = e.value_mut();
+        assert_eq!(s.get(), StrRef::Embstr(b"a"));
+        s.set(StrRef::Int(5));
+        s.make_raw().push(b'0');
+        assert_eq!(e.value().as_str().unwrap().encoding(), "raw");
+        let h = std::thread::spawn(move || e.value().to_value());
+        assert_eq!(h.join().unwrap(), Value::Str(StrValue::Raw(b"50".to_vec())));
+    }
+}
