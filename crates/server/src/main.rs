@@ -77,6 +77,11 @@ fn main() {
     }
     let cfg = load_config(&args);
     log::init(&cfg.get("logfile"));
+    // jemalloc-bg-thread (Redis's default: yes): jemalloc purges freed pages on its own
+    // thread instead of on the worker threads.
+    if cfg.get("jemalloc-bg-thread") == "yes" {
+        let _ = tikv_jemalloc_ctl::background_thread::write(true);
+    }
     let pidfile = cfg.get("pidfile");
     if !pidfile.is_empty() {
         let _ = std::fs::write(&pidfile, format!("{}\n", std::process::id()));
