@@ -167,6 +167,32 @@ const fn ec(name: &'static str, flags: u32, words: EnumWords, default: i32, c: C
     }
 }
 
+/// A numeric option; `unsigned` for C unsigned int, unsigned long long and size_t.
+#[allow(clippy::too_many_arguments)]
+const fn num(
+    name: &'static str,
+    alias: Option<&'static str>,
+    flags: u32,
+    min: i64,
+    max: i64,
+    default: i64,
+    fmt: NumFmt,
+    unsigned: bool,
+) -> OptionDef {
+    OptionDef {
+        name,
+        alias,
+        flags,
+        kind: Kind::Num {
+            min,
+            max,
+            default,
+            unsigned,
+            fmt,
+        },
+    }
+}
+
 /// A signed numeric option.
 const fn n(
     name: &'static str,
@@ -177,18 +203,7 @@ const fn n(
     default: i64,
     fmt: NumFmt,
 ) -> OptionDef {
-    OptionDef {
-        name,
-        alias,
-        flags,
-        kind: Kind::Num {
-            min,
-            max,
-            default,
-            unsigned: false,
-            fmt,
-        },
-    }
+    num(name, alias, flags, min, max, default, fmt, false)
 }
 
 /// An unsigned numeric option (C unsigned int, unsigned long long, size_t).
@@ -201,18 +216,7 @@ const fn u(
     default: i64,
     fmt: NumFmt,
 ) -> OptionDef {
-    OptionDef {
-        name,
-        alias,
-        flags,
-        kind: Kind::Num {
-            min,
-            max,
-            default,
-            unsigned: true,
-            fmt,
-        },
-    }
+    num(name, alias, flags, min, max, default, fmt, true)
 }
 
 const fn sp(name: &'static str, alias: Option<&'static str>, flags: u32, k: Special) -> OptionDef {
