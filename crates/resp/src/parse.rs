@@ -219,11 +219,16 @@ fn parse_multibulk(
 }
 
 fn parse_inline(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Step, ProtocolError> {
-    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
-        if buf.len() > INLINE_MAX_SIZE {
-            return err("too big inline request");
+    // Redis looks for the newline with strchr, which stops at a NUL byte: an inline
+    // request with a NUL before its newline never completes (until the 64 KiB limit).
+    let nl = match buf.iter().position(|&b| b == b'\n' || b == 0) {
+        Some(i) if buf[i] == b'\n' => i,
+        _ => {
+            if buf.len() > INLINE_MAX_SIZE {
+                return err("too big inline request");
+            }
+            return incomplete();
         }
-        return incomplete();
     };
     let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
         nl - 1
@@ -245,7 +250,7 @@ fn parse_inline(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Step, Protoc
             i += 1;
         }
         let start = i;
-        while i < line.len() && !is_space(line[i]) {
+        while i < line.len() && !ends_word(line[i]) {
             i += 1;
         }
         if i > start {
@@ -255,8 +260,14 @@ fn parse_inline(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Step, Protoc
     Ok(Step::Done(Parsed::Command { consumed }))
 }
 
+/// C's isspace: what sdssplitargs skips between arguments.
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// What ends an unquoted argument in sdssplitargs (vertical tab and form feed do not).
+fn ends_word(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0)
 }
 
 fn hex_val(c: u8) -> u8 {
@@ -337,7 +348,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             } else {
                 match c {
                     None => done = true,
-                    Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => done = true,
+                    Some(c) if ends_word(c) => done = true,
                     Some(b'"') => inq = true,
                     Some(b'\'') => insq = true,
                     Some(ch) => cur.push(ch),
@@ -420,6 +431,19 @@ mod tests {
             p.parse(b"\"abc\r\n", &l, &mut Vec::new()).unwrap_err().0,
             "unbalanced quotes in request"
         );
+    }
+
+    #[test]
+    fn inline_words_as_sdssplitargs() {
+        // \v and \f separate only before a word, not inside one.
+        assert_eq!(
+            args(b"set\x0bx \x0c a\x0cb\r\n"),
+            vec![b"set\x0bx".to_vec(), b"a\x0cb".to_vec()]
+        );
+        // A NUL before the newline: Redis's strchr never finds the end of the line.
+        let mut p = RequestParser::new();
+        let r = p.parse(b"ping\0x\r\n", &Limits::default(), &mut Vec::new());
+        assert_eq!(r.unwrap(), Parsed::Incomplete);
     }
 
     #[test]
