@@ -57,10 +57,19 @@ pub enum Parsed {
 }
 
 /// Parser state carried across reads for one connection.
+///
+/// A multibulk request that arrives over many reads is not rescanned: the parser keeps how
+/// many arguments remain, where the next argument's header starts (relative to the
+/// request's first byte, which the caller keeps at the start of `buf` until the request is
+/// consumed) and the argument ranges found so far.
 #[derive(Debug, Default)]
 pub struct RequestParser {
     /// Bytes the buffer must hold before parsing again is worthwhile (0 = unknown).
     need: usize,
+    /// A multibulk request parsed in part: (arguments remaining, offset of the next header).
+    partial: Option<(i64, usize)>,
+    /// The argument ranges of the partly parsed request.
+    partial_args: Vec<Range<usize>>,
 }
 
 impl RequestParser {
@@ -82,8 +91,9 @@ impl RequestParser {
             return Ok(Parsed::Incomplete);
         }
         let r = if buf[0] == b'*' {
-            parse_multibulk(buf, limits, args)
+            self.parse_multibulk(buf, limits, args)
         } else {
+            self.partial = None;
             parse_inline(buf, args)
         };
         match r {
@@ -154,68 +164,85 @@ fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
         .map(|p| p + from)
 }
 
-fn parse_multibulk(
-    buf: &[u8],
-    limits: &Limits,
-    args: &mut Vec<Range<usize>>,
-) -> Result<Step, ProtocolError> {
-    let Some(cr) = find_cr(buf, 0) else {
-        if buf.len() > INLINE_MAX_SIZE {
-            return err("too big mbulk count string");
-        }
-        return incomplete();
-    };
-    if cr + 1 >= buf.len() {
-        return incomplete();
-    }
-    let count = match parse_i64(&buf[1..cr]) {
-        Some(n) if n <= i32::MAX as i64 => n,
-        _ => return err("invalid multibulk length"),
-    };
-    if count > 10 && limits.auth_required {
-        return err("unauthenticated multibulk length");
-    }
-    let mut pos = cr + 2;
-    if count <= 0 {
-        return Ok(Step::Done(Parsed::Command { consumed: pos }));
-    }
-    args.reserve((count as usize).min(1024));
-    for _ in 0..count {
-        if pos >= buf.len() {
-            return incomplete();
-        }
-        let Some(cr) = find_cr(buf, pos) else {
-            if buf.len() - pos > INLINE_MAX_SIZE {
-                return err("too big bulk count string");
+impl RequestParser {
+    /// Parse (or resume parsing) a multibulk request at the start of `buf`.
+    fn parse_multibulk(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+        args: &mut Vec<Range<usize>>,
+    ) -> Result<Step, ProtocolError> {
+        let (mut remaining, mut pos) = match self.partial.take() {
+            Some((remaining, pos)) if pos <= buf.len() => (remaining, pos),
+            _ => {
+                let Some(cr) = find_cr(buf, 0) else {
+                    if buf.len() > INLINE_MAX_SIZE {
+                        return err("too big mbulk count string");
+                    }
+                    return incomplete();
+                };
+                if cr + 1 >= buf.len() {
+                    return incomplete();
+                }
+                let count = match parse_i64(&buf[1..cr]) {
+                    Some(n) if n <= i32::MAX as i64 => n,
+                    _ => return err("invalid multibulk length"),
+                };
+                if count > 10 && limits.auth_required {
+                    return err("unauthenticated multibulk length");
+                }
+                if count <= 0 {
+                    return Ok(Step::Done(Parsed::Command { consumed: cr + 2 }));
+                }
+                self.partial_args.clear();
+                self.partial_args.reserve((count as usize).min(1024));
+                (count, cr + 2)
             }
-            return incomplete();
         };
-        if cr + 1 >= buf.len() {
-            return incomplete();
+        while remaining > 0 {
+            let wait = |parser: &mut RequestParser, step| {
+                parser.partial = Some((remaining, pos));
+                Ok(step)
+            };
+            if pos >= buf.len() {
+                return wait(self, Step::Done(Parsed::Incomplete));
+            }
+            let Some(cr) = find_cr(buf, pos) else {
+                if buf.len() - pos > INLINE_MAX_SIZE {
+                    return err("too big bulk count string");
+                }
+                return wait(self, Step::Done(Parsed::Incomplete));
+            };
+            if cr + 1 >= buf.len() {
+                return wait(self, Step::Done(Parsed::Incomplete));
+            }
+            if buf[pos] != b'$' {
+                return Err(ProtocolError(format!(
+                    "expected '$', got '{}'",
+                    buf[pos] as char
+                )));
+            }
+            let len = match parse_i64(&buf[pos + 1..cr]) {
+                Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len => n as usize,
+                _ => return err("invalid bulk length"),
+            };
+            if len > 16384 && limits.auth_required {
+                return err("unauthenticated bulk length");
+            }
+            let start = cr + 2;
+            let end = start + len;
+            if buf.len() < end + 2 {
+                // Wait for the whole value (and its CRLF) before looking again.
+                return wait(self, Step::NeedAtLeast(end + 2));
+            }
+            self.partial_args.push(start..end);
+            pos = end + 2;
+            remaining -= 1;
         }
-        if buf[pos] != b'$' {
-            return Err(ProtocolError(format!(
-                "expected '$', got '{}'",
-                buf[pos] as char
-            )));
-        }
-        let len = match parse_i64(&buf[pos + 1..cr]) {
-            Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len => n as usize,
-            _ => return err("invalid bulk length"),
-        };
-        if len > 16384 && limits.auth_required {
-            return err("unauthenticated bulk length");
-        }
-        let start = cr + 2;
-        let end = start + len;
-        if buf.len() < end + 2 {
-            // Wait for the whole value (and its CRLF) before looking again.
-            return Ok(Step::NeedAtLeast(end + 2));
-        }
-        args.push(start..end);
-        pos = end + 2;
+        std::mem::swap(args, &mut self.partial_args);
+        self.partial_args.clear();
+        Ok(Step::Done(Parsed::Command { consumed: pos }))
     }
-    Ok(Step::Done(Parsed::Command { consumed: pos }))
 }
 
 fn parse_inline(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Step, ProtocolError> {
