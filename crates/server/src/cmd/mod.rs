@@ -191,7 +191,17 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
     let errors_before = srv.stats.total_error_replies.load(Relaxed);
     let before = ctx.out.out.len();
     let start = std::time::Instant::now();
-    handler(ctx, argv);
+    // A bug in one handler must not take the worker (and its clients) down: the panic is
+    // turned into an error reply for this command and logged.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(ctx, argv)));
+    if ran.is_err() {
+        ctx.out.out.truncate(before);
+        crate::log::warning(&format!("internal error running '{}'", cmd.fullname));
+        ctx.out.error(&format!(
+            "ERR internal error running '{}' (this is a Skein bug)",
+            cmd.fullname
+        ));
+    }
     let elapsed = start.elapsed();
     let c = &cmd.counters[worker];
     if ctx.out.out.get(before) == Some(&b'-')
