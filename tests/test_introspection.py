@@ -295,3 +295,24 @@ def test_debug_sleep_and_change_repl_id(skein_server):
     assert c.call("DEBUG", "CHANGE-REPL-ID") == b"+OK\r\n"
     after = info(c, "replication")["Replication"]["master_replid"]
     assert after != before and re.match(r"^[0-9a-f]{40}$", after)
+
+
+def test_slowlog_redacts_secrets_like_redis(fresh_redis, fresh_skein):
+    """AUTH/HELLO passwords and sensitive CONFIG SET values appear as "(redacted)"."""
+    import redis as redis_py
+    logs = []
+    for srv in (fresh_redis(), fresh_skein()):
+        r = redis_py.Redis(port=srv.port)
+        r.config_set("slowlog-log-slower-than", 0)
+        r.slowlog_reset()
+        try:
+            r.execute_command("AUTH", "nosuchpassword")
+        except (redis_py.ResponseError, redis_py.AuthenticationError):
+            pass
+        r.execute_command("CONFIG", "SET", "masterauth", "s3cret")
+        entries = r.execute_command("SLOWLOG", "GET", "10")
+        logs.append(sorted(tuple(e[3]) for e in entries))
+        r.close()
+    assert logs[0] == logs[1]
+    flat = [a for e in logs[1] for a in e]
+    assert b"nosuchpassword" not in flat and b"s3cret" not in flat

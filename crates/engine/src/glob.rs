@@ -2,7 +2,8 @@
 
 /// Does `s` match `pattern`? `nocase` folds ASCII case.
 pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
-    match_from(pattern, s, nocase, 0)
+    let mut skip_longer = false;
+    match_from(pattern, s, nocase, 0, &mut skip_longer)
 }
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
@@ -13,8 +14,17 @@ fn eq(a: u8, b: u8, nocase: bool) -> bool {
     }
 }
 
-fn match_from(mut p: &[u8], mut s: &[u8], nocase: bool, depth: usize) -> bool {
-    // Redis bounds recursion to protect the stack; so do we.
+/// `skip_longer` is Redis's skipLongerMatches (the CVE-2022-36021 fix): once the rest of
+/// the pattern after a `*` matched nowhere in the rest of the string, no earlier `*` can
+/// help by matching more, so the search stops instead of going exponential.
+fn match_from(
+    mut p: &[u8],
+    mut s: &[u8],
+    nocase: bool,
+    depth: usize,
+    skip_longer: &mut bool,
+) -> bool {
+    // Each level of recursion consumes a `*`; bound it to protect the thread's stack.
     if depth > 1000 {
         return false;
     }
@@ -28,10 +38,14 @@ fn match_from(mut p: &[u8], mut s: &[u8], nocase: bool, depth: usize) -> bool {
                     return true;
                 }
                 for i in 0..s.len() {
-                    if match_from(&p[1..], &s[i..], nocase, depth + 1) {
+                    if match_from(&p[1..], &s[i..], nocase, depth + 1, skip_longer) {
                         return true;
                     }
+                    if *skip_longer {
+                        return false;
+                    }
                 }
+                *skip_longer = true;
                 return false;
             }
             b'?' => {
@@ -130,5 +144,14 @@ mod tests {
         assert!(glob_match(b"HELLO", b"hello", true));
         assert!(glob_match(b"", b"", false));
         assert!(!glob_match(b"", b"a", false));
+    }
+
+    #[test]
+    fn pathological_patterns_end_quickly() {
+        // Exponential without skipLongerMatches; instant with it.
+        let s = vec![b'a'; 5000];
+        let p = b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+        assert!(!glob_match(p, &s, false));
+        assert!(glob_match(b"*a*a*a*a", &s, false));
     }
 }

@@ -19,11 +19,8 @@ pub fn hash_key(key: &[u8]) -> u64 {
 
 /// Process-wide LRU clock in seconds (wraps at 2^24 like Redis's).
 pub fn lru_clock() -> u32 {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    (secs & 0xff_ffff) as u32
+    // From the batch clock: no clock read of its own on a worker thread.
+    ((crate::now_ms() / 1000) & 0xff_ffff) as u32
 }
 
 /// A shard of one database.
@@ -54,6 +51,15 @@ impl Shard {
 
     /// The live entry for `key`, deleting it first if it has expired.
     pub fn get(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
+        let e = self.get_quiet(h, key, now_ms)?;
+        // Redis's lookupKey: an access refreshes the LRU clock.
+        e.touch();
+        Some(e)
+    }
+
+    /// Like [`get`](Self::get) but leaves the access time alone (Redis's LOOKUP_NOTOUCH:
+    /// TYPE, TTL, EXISTS, OBJECT).
+    pub fn get_quiet(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
         let slot = self.table.find_entry(h, |e| e.key() == key).ok()?;
         if slot.get().is_expired(now_ms) {
             slot.remove();
@@ -160,16 +166,19 @@ impl Shard {
                 break;
             }
             let i = rng.gen_range(0..len);
-            let key = self.expires.get_index(i).expect("index in range").clone();
-            let h = hash_key(&key);
+            let key: &[u8] = &self.expires[i];
+            let h = hash_key(key);
             let dead = self
                 .table
-                .find(h, |e| e.key() == &*key)
+                .find(h, |e| e.key() == key)
                 .map(|e| e.is_expired(now_ms))
                 .unwrap_or(true);
             if dead {
-                self.remove(h, &key);
-                self.expires.swap_remove(&key);
+                if let Some(key) = self.expires.swap_remove_index(i) {
+                    if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
+                        slot.remove();
+                    }
+                }
                 expired += 1;
             }
         }

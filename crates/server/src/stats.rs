@@ -305,9 +305,28 @@ pub fn record_call(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]], elapsed: std::ti
         let max_len = srv.config.get_i64("slowlog-max-len").max(0) as usize;
         let info = &ctx.client.info;
         let name = info.name.lock().clone();
-        srv.stats
-            .slowlog
-            .push(argv, usec, &info.addr, &name, max_len);
+        let redacted = ctx.client.redacted;
+        if redacted == 0 {
+            srv.stats
+                .slowlog
+                .push(argv, usec, &info.addr, &name, max_len);
+        } else {
+            // AUTH/HELLO secrets and sensitive CONFIG SET values, as Redis logs them.
+            let shown: Vec<&[u8]> = argv
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    if i < 64 && redacted & (1 << i) != 0 {
+                        &b"(redacted)"[..]
+                    } else {
+                        *a
+                    }
+                })
+                .collect();
+            srv.stats
+                .slowlog
+                .push(&shown, usec, &info.addr, &name, max_len);
+        }
     }
 }
 

@@ -13,11 +13,6 @@ pub fn int(arg: &[u8]) -> Result<i64, &'static str> {
     engine::value::parse_strict_i64(arg).ok_or(NOT_INT)
 }
 
-/// Parse a double as Redis's getDoubleFromObject (strtod, no trailing garbage, no NaN).
-pub fn float(arg: &[u8]) -> Result<f64, &'static str> {
-    parse_f64(arg).ok_or(NOT_FLOAT)
-}
-
 /// strtod-like parsing: leading/trailing spaces are errors, "inf"/"-inf" allowed, NaN not.
 pub fn parse_f64(arg: &[u8]) -> Option<f64> {
     let s = std::str::from_utf8(arg).ok()?;

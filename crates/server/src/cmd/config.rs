@@ -55,6 +55,16 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.error(super::args::SYNTAX_ERR);
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();
+    // As Redis: values of sensitive options (requirepass, masterauth...) never reach the
+    // slow log or MONITOR.
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        let value_at = 3 + 2 * i;
+        let sensitive = crate::config::find_option(&String::from_utf8_lossy(name))
+            .is_some_and(|o| o.flags & crate::config::table::SENSITIVE != 0);
+        if sensitive && value_at < 64 {
+            ctx.client.redacted |= 1 << value_at;
+        }
+    }
     let local = is_local(ctx);
     match ctx.srv.config.config_set(&pairs, local) {
         Ok(()) => ctx.out.ok(),

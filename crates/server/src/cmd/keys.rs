@@ -51,12 +51,12 @@ fn count_present(ctx: &mut Ctx, keys: &[&[u8]], touch: bool) {
     let mut n = 0;
     for k in keys {
         let (shard, h) = guard.shard(k);
-        if let Some(e) = shard.get(h, k, now) {
-            if touch {
-                e.touch();
-            }
-            n += 1;
-        }
+        let found = if touch {
+            shard.get(h, k, now).is_some()
+        } else {
+            shard.get_quiet(h, k, now).is_some()
+        };
+        n += found as i64;
     }
     ctx.out.int(n);
 }
@@ -72,7 +72,7 @@ fn touch(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (mut shard, h) = ctx.db().lock(argv[1]);
-    match shard.get(h, argv[1], now_ms()) {
+    match shard.get_quiet(h, argv[1], now_ms()) {
         Some(e) => ctx.out.simple(e.value().type_name()),
         None => ctx.out.simple("none"),
     }
@@ -82,7 +82,7 @@ fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
     let now = now_ms();
     let (mut shard, h) = ctx.db().lock(key);
-    let Some(e) = shard.get(h, key, now) else {
+    let Some(e) = shard.get_quiet(h, key, now) else {
         return ctx.out.int(-2);
     };
     let at = e.expire_at();
@@ -90,7 +90,7 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
         return ctx.out.int(-1);
     }
     let t = if abs { at } else { at - now }.max(0);
-    ctx.out.int(if ms { t } else { (t + 500) / 1000 });
+    ctx.out.int(if ms { t } else { t.wrapping_add(500) / 1000 });
 }
 
 fn ttl(ctx: &mut Ctx, argv: &[&[u8]]) {

@@ -62,7 +62,7 @@ fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// null when the key is absent. `f` may instead return an error text.
 fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &'static str>) {
     let (mut shard, h) = ctx.db().lock(key);
-    let r = shard.get(h, key, now_ms()).map(|e| f(e));
+    let r = shard.get_quiet(h, key, now_ms()).map(|e| f(e));
     drop(shard);
     match r {
         None => ctx.out.null(),
@@ -74,7 +74,9 @@ fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &
 fn object_encoding(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[2];
     let (mut shard, h) = ctx.db().lock(key);
-    let enc = shard.get(h, key, now_ms()).map(|e| e.value().encoding());
+    let enc = shard
+        .get_quiet(h, key, now_ms())
+        .map(|e| e.value().encoding());
     drop(shard);
     match enc {
         Some(enc) => ctx.out.bulk(enc.as_bytes()),

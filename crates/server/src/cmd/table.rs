@@ -408,7 +408,7 @@ impl CommandTable {
         if argv.len() == 1 || !base.is_container() {
             return Some(base);
         }
-        let sub = String::from_utf8_lossy(argv[1]).to_lowercase();
+        let sub = String::from_utf8_lossy(argv[1]).to_ascii_lowercase();
         base.subcommands.get(&sub)
     }
 
