@@ -39,6 +39,25 @@ fn strip_zeros(s: &str) -> &str {
     }
 }
 
+/// Append `s` quoted as Redis's sdscatrepr does.
+pub fn cat_repr(o: &mut Vec<u8>, s: &[u8]) {
+    o.push(b'"');
+    for &c in s {
+        match c {
+            b'\\' => o.extend_from_slice(b"\\\\"),
+            b'"' => o.extend_from_slice(b"\\\""),
+            b'\n' => o.extend_from_slice(b"\\n"),
+            b'\r' => o.extend_from_slice(b"\\r"),
+            b'\t' => o.extend_from_slice(b"\\t"),
+            7 => o.extend_from_slice(b"\\a"),
+            8 => o.extend_from_slice(b"\\b"),
+            c if c.is_ascii_graphic() || c == b' ' => o.push(c),
+            c => o.extend_from_slice(format!("\\x{c:02x}").as_bytes()),
+        }
+    }
+    o.push(b'"');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

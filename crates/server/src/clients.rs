@@ -81,6 +81,19 @@ pub struct ClientAddr {
 }
 
 impl ClientInfo {
+    /// Redis's islocalClient: a Unix socket, or a TCP peer at 127.0.0.1 or ::1.
+    pub fn is_local(&self) -> bool {
+        if self.is_unix {
+            return true;
+        }
+        let host = self
+            .addr
+            .rsplit_once(':')
+            .map_or(self.addr.as_str(), |(h, _)| h);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host == "127.0.0.1" || host == "::1"
+    }
+
     pub fn new(id: u64, a: ClientAddr, worker: usize, token: usize, mailbox: Arc<Mailbox>) -> Self {
         let now = engine::now_ms();
         ClientInfo {

@@ -8,6 +8,21 @@ pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 
+/// Parse a C `int` argument as Redis's getIntFromObjectOrReply does.
+pub fn c_int(arg: &[u8]) -> Result<i32, &'static str> {
+    i32::try_from(int(arg)?)
+        .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")
+}
+
+/// A database number (SELECT, MOVE, COPY DB): a C int naming one of `databases`.
+pub fn db_index(arg: &[u8], databases: usize) -> Result<usize, &'static str> {
+    let n = c_int(arg)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n < databases)
+        .ok_or(DB_OUT_OF_RANGE)
+}
+
 /// Parse a 64-bit integer argument as Redis's string2ll does.
 pub fn int(arg: &[u8]) -> Result<i64, &'static str> {
     engine::value::parse_strict_i64(arg).ok_or(NOT_INT)

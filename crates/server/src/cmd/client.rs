@@ -6,6 +6,7 @@ use super::help::{reply_help, subcommand_syntax_error};
 use super::table::CommandDef;
 use super::{Ctx, Handler, ReplyMode};
 use crate::clients::{flag, ClientInfo, ClientType, PauseKind};
+use resp::fmt::cat_repr;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -439,25 +440,6 @@ pub fn paused_by_write_pause(cmd: &CommandDef) -> bool {
 /// with the keyspace".
 pub fn replica_denied(cmd: &CommandDef) -> bool {
     cmd.flags.readonly || paused_by_write_pause(cmd)
-}
-
-/// Append `s` quoted as Redis's sdscatrepr does.
-pub fn cat_repr(o: &mut Vec<u8>, s: &[u8]) {
-    o.push(b'"');
-    for &c in s {
-        match c {
-            b'\\' => o.extend_from_slice(b"\\\\"),
-            b'"' => o.extend_from_slice(b"\\\""),
-            b'\n' => o.extend_from_slice(b"\\n"),
-            b'\r' => o.extend_from_slice(b"\\r"),
-            b'\t' => o.extend_from_slice(b"\\t"),
-            7 => o.extend_from_slice(b"\\a"),
-            8 => o.extend_from_slice(b"\\b"),
-            c if c.is_ascii_graphic() || c == b' ' => o.push(c),
-            c => o.extend_from_slice(format!("\\x{c:02x}").as_bytes()),
-        }
-    }
-    o.push(b'"');
 }
 
 /// Send the command just run to every MONITOR client, formatted as Redis does

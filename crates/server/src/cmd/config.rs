@@ -37,19 +37,6 @@ fn config_get(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
 }
 
-/// Is the client on a loopback address or a Unix socket (Redis's islocalClient)?
-fn is_local(ctx: &Ctx) -> bool {
-    let info = &ctx.client.info;
-    if info.is_unix {
-        return true;
-    }
-    let host = match info.addr.rfind(':') {
-        Some(i) => &info.addr[..i],
-        None => info.addr.as_str(),
-    };
-    host.starts_with("127.") || host == "::1" || host == "[::1]"
-}
-
 fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() % 2 == 1 {
         return ctx.out.error(super::args::SYNTAX_ERR);
@@ -65,7 +52,7 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.client.redacted |= 1 << value_at;
         }
     }
-    let local = is_local(ctx);
+    let local = ctx.client.info.is_local();
     match ctx.srv.config.config_set(&pairs, local) {
         Ok(()) => ctx.out.ok(),
         Err(e) => ctx.out.error(&e),

@@ -1,7 +1,7 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET (CLIENT and MONITOR
 //! are in `client.rs`).
 
-use super::args::{self, is, DB_OUT_OF_RANGE, NOT_INT};
+use super::args::{self, is};
 use super::{Ctx, Handler, ReplyMode};
 use resp::Proto;
 use std::sync::atomic::Ordering::Relaxed;
@@ -36,14 +36,12 @@ fn quit(ctx: &mut Ctx, _argv: &[&[u8]]) {
 }
 
 fn select(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let Ok(n) = args::int(argv[1]) else {
-        return ctx.out.error(NOT_INT);
+    let n = match args::db_index(argv[1], ctx.srv.keyspace.len()) {
+        Ok(n) => n,
+        Err(e) => return ctx.out.error(e),
     };
-    if n < 0 || n as usize >= ctx.srv.keyspace.len() {
-        return ctx.out.error(DB_OUT_OF_RANGE);
-    }
-    ctx.client.db = n as usize;
-    ctx.client.info.db.store(n as usize, Relaxed);
+    ctx.client.db = n;
+    ctx.client.info.db.store(n, Relaxed);
     ctx.out.ok();
 }
 

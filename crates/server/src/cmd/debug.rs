@@ -129,7 +129,7 @@ pub fn check_protected(ctx: &Ctx, cmd: &CommandDef) -> Result<(), String> {
     };
     let allowed = match ctx.srv.config.get(option).as_str() {
         "yes" => true,
-        "local" => is_local(&ctx.client.info),
+        "local" => ctx.client.info.is_local(),
         _ => false,
     };
     if allowed {
@@ -138,20 +138,6 @@ pub fn check_protected(ctx: &Ctx, cmd: &CommandDef) -> Result<(), String> {
     Err(format!(
         "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
     ))
-}
-
-/// Redis's islocalClient: a Unix socket, or a loopback address.
-fn is_local(info: &crate::clients::ClientInfo) -> bool {
-    if info.is_unix {
-        return true;
-    }
-    let host = info
-        .addr
-        .rsplit_once(':')
-        .map_or(info.addr.as_str(), |(h, _)| h);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {

@@ -1,6 +1,6 @@
 //! OBJECT and the keyspace commands that move values: COPY, MOVE.
 
-use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
+use super::args::{self, is, SYNTAX_ERR};
 use super::help::reply_help;
 use super::{Ctx, Handler};
 use engine::shard::lru_clock;
@@ -149,14 +149,7 @@ fn object_refcount(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// A database number argument: an int (getIntFromObjectOrReply) naming an existing database.
 fn parse_db(ctx: &Ctx, arg: &[u8]) -> Result<usize, &'static str> {
-    let n = args::int(arg)?;
-    if i32::try_from(n).is_err() {
-        return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
-    }
-    if n < 0 || n as usize >= ctx.srv.keyspace.len() {
-        return Err(DB_OUT_OF_RANGE);
-    }
-    Ok(n as usize)
+    args::db_index(arg, ctx.srv.keyspace.len())
 }
 
 /// Access to the locked shards of a transfer's source and destination keys.

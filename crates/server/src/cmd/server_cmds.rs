@@ -59,13 +59,13 @@ fn flushall(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn swapdb(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let parse = |a: &[u8]| args::int(a).map_err(|_| "ERR invalid first DB index");
-    let a = match parse(argv[1]) {
-        Ok(a) => a,
-        Err(e) => return ctx.out.error(e),
+    // getIntFromObjectOrReply with its own message: any non-int (or non-C-int) argument.
+    let a = match args::c_int(argv[1]) {
+        Ok(a) => i64::from(a),
+        Err(_) => return ctx.out.error("ERR invalid first DB index"),
     };
-    let b = match args::int(argv[2]) {
-        Ok(b) => b,
+    let b = match args::c_int(argv[2]) {
+        Ok(b) => i64::from(b),
         Err(_) => return ctx.out.error("ERR invalid second DB index"),
     };
     let n = ctx.srv.keyspace.len() as i64;

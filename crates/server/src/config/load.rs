@@ -100,22 +100,10 @@ pub fn quote_arg(a: &str) -> String {
 
 /// Redis's `sdscatrepr`: a double-quoted string with C escapes.
 pub fn repr(a: &[u8]) -> String {
-    let mut s = String::from("\"");
-    for &c in a {
-        match c {
-            b'\\' => s.push_str("\\\\"),
-            b'"' => s.push_str("\\\""),
-            b'\n' => s.push_str("\\n"),
-            b'\r' => s.push_str("\\r"),
-            b'\t' => s.push_str("\\t"),
-            7 => s.push_str("\\a"),
-            8 => s.push_str("\\b"),
-            c if c.is_ascii_graphic() || c == b' ' => s.push(c as char),
-            c => s.push_str(&format!("\\x{c:02x}")),
-        }
-    }
-    s.push('"');
-    s
+    let mut out = Vec::with_capacity(a.len() + 2);
+    resp::fmt::cat_repr(&mut out, a);
+    // cat_repr escapes every byte outside printable ASCII, so this is ASCII.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Reads config text into a [`Config`], as Redis's loadServerConfigFromString.
