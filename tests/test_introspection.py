@@ -316,3 +316,25 @@ def test_slowlog_redacts_secrets_like_redis(fresh_redis, fresh_skein):
     assert logs[0] == logs[1]
     flat = [a for e in logs[1] for a in e]
     assert b"nosuchpassword" not in flat and b"s3cret" not in flat
+
+
+def test_debug_object_fields_match_redis(redis_server, skein_server):
+    """refcount, encoding and serializedlength (the RDB length, LZF-compressed when that
+    helps) as Redis reports them; the address and LRU fields are per process."""
+    import redis as redis_py
+    values = ["1", "9999", "10000", "-5", "hello", "ab" * 100, "x" * 44, "x" * 45,
+              "123456789012345678", "3.14"]
+    seen = []
+    for srv in (redis_server, skein_server):
+        r = redis_py.Redis(port=srv.port)
+        fields = []
+        for i, v in enumerate(values):
+            r.set("dbgobj:%d" % i, v)
+            line = r.execute_command("DEBUG", "OBJECT", "dbgobj:%d" % i)
+            if isinstance(line, bytes):
+                line = line.decode()
+            kv = dict(part.split(":", 1) for part in line.split()[1:])
+            fields.append((kv["refcount"], kv["encoding"], kv["serializedlength"]))
+        r.close()
+        seen.append(fields)
+    assert seen[0] == seen[1]

@@ -207,72 +207,32 @@ fn atoi(a: &[u8]) -> i64 {
     }
 }
 
-/// Bytes rdbSaveLen uses for `len`.
-fn rdb_len_size(len: u64) -> u64 {
-    if len < 1 << 6 {
-        1
-    } else if len < 1 << 14 {
-        2
-    } else if len <= u32::MAX as u64 {
-        5
-    } else {
-        9
-    }
-}
-
-/// Bytes of the RDB integer encoding of `n`, if it has one (int8/16/32).
-fn rdb_int_size(n: i64) -> Option<u64> {
-    if i8::try_from(n).is_ok() {
-        Some(2)
-    } else if i16::try_from(n).is_ok() {
-        Some(3)
-    } else if i32::try_from(n).is_ok() {
-        Some(5)
-    } else {
-        None
-    }
-}
-
-/// rdbSavedObjectLen for a string value (without LZF compression).
-fn string_serialized_len(v: engine::StrRef<'_>) -> u64 {
-    let bytes = v.to_bytes();
-    if bytes.len() <= 11 {
-        if let Some(n) = engine::value::parse_strict_i64(&bytes) {
-            if let Some(size) = rdb_int_size(n) {
-                return size;
-            }
-        }
-    }
-    rdb_len_size(bytes.len() as u64) + bytes.len() as u64
-}
-
 fn object(ctx: &mut Ctx, key: &[u8]) {
+    let compress = super::dump::compression(ctx);
     let db = ctx.db();
     let (shard, h) = db.lock(key);
     let Some(e) = shard.peek(h, key) else {
         drop(shard);
         return ctx.out.error(NO_SUCH_KEY);
     };
-    let (encoding, serialized, shared) = match e.value().as_str() {
-        Some(s) => {
-            let shared = matches!(s, engine::StrRef::Int(n) if (0..10000).contains(&n));
-            (s.encoding(), string_serialized_len(s), shared)
-        }
-        None => (e.value().encoding(), 0, false),
+    let shared = matches!(e.value().as_str(),
+        Some(engine::StrRef::Int(n)) if (0..super::object::OBJ_SHARED_INTEGERS).contains(&n));
+    let refcount: i64 = if shared {
+        super::object::OBJ_SHARED_REFCOUNT
+    } else {
+        1
     };
-    let refcount: i64 = if shared { i32::MAX as i64 } else { 1 };
+    let encoding = e.value().encoding();
+    // rdbSavedObjectLen: the value's RDB serialization, compressed as RDB would be.
+    let mut rdb = Vec::new();
+    engine::rdb::write_object(&mut rdb, e.value(), compress);
+    let serialized = rdb.len();
     let addr = e.addr();
     let lru = e.lru();
-    let now = engine::shard::lru_clock();
-    let idle_ms = if now >= lru {
-        (now - lru) as u64 * 1000
-    } else {
-        (now as u64 + (1 << 24) - lru as u64) * 1000
-    };
+    let idle = super::object::idle_seconds(lru);
     drop(shard);
     ctx.out.simple(&format!(
-        "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{}",
-        idle_ms / 1000
+        "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{idle}"
     ));
 }
 
@@ -288,13 +248,5 @@ mod tests {
         assert_eq!(atoi(b"0"), 0);
         assert_eq!(atoi(b"12x"), 12);
         assert_eq!(atoi(b"-3"), -3);
-    }
-
-    #[test]
-    fn rdb_sizes() {
-        use engine::StrRef;
-        assert_eq!(string_serialized_len(StrRef::encode(b"1")), 2);
-        assert_eq!(string_serialized_len(StrRef::encode(b"hello")), 6);
-        assert_eq!(string_serialized_len(StrRef::encode(b"12345678901234")), 15);
     }
 }

@@ -15,7 +15,7 @@ const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
 const BAD_FORMAT: &str = "ERR Bad data format";
 
 /// Whether values are LZF-compressed in payloads (`rdbcompression`, on unless set to no).
-fn compression(ctx: &Ctx) -> bool {
+pub fn compression(ctx: &Ctx) -> bool {
     ctx.srv.config.get("rdbcompression") != "no"
 }
 

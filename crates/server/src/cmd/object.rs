@@ -24,8 +24,19 @@ pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
 
 /// Integers 0..OBJ_SHARED_INTEGERS are shared objects in Redis, whose refcount reads as
 /// OBJ_SHARED_REFCOUNT.
-const OBJ_SHARED_INTEGERS: i64 = 10_000;
-const OBJ_SHARED_REFCOUNT: i64 = i32::MAX as i64;
+pub const OBJ_SHARED_INTEGERS: i64 = 10_000;
+pub const OBJ_SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// Redis's estimateObjectIdleTime, in seconds (the LRU clock's resolution).
+pub fn idle_seconds(lru: u32) -> u32 {
+    let clock = lru_clock();
+    let lru = lru & LRU_CLOCK_MAX;
+    if clock >= lru {
+        clock - lru
+    } else {
+        clock + (LRU_CLOCK_MAX - lru)
+    }
+}
 
 /// Is an LFU `maxmemory-policy` selected?
 pub fn lfu_policy(ctx: &Ctx) -> bool {
@@ -120,14 +131,7 @@ fn object_idletime(ctx: &mut Ctx, argv: &[&[u8]]) {
         if lfu {
             return Err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         }
-        // estimateObjectIdleTime, in seconds (the clock's resolution).
-        let clock = lru_clock();
-        let lru = e.lru() & LRU_CLOCK_MAX;
-        Ok(i64::from(if clock >= lru {
-            clock - lru
-        } else {
-            clock + (LRU_CLOCK_MAX - lru)
-        }))
+        Ok(i64::from(idle_seconds(e.lru())))
     });
 }
 
