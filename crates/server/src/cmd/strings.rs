@@ -420,26 +420,28 @@ fn strlen(ctx: &mut Ctx, argv: &[&[u8]]) {
 fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     let now = now_ms();
     let (mut shard, h) = ctx.db().lock(key);
-    let cur = match read_str(&mut shard, h, key, now) {
+    // One lookup: update in place when the key exists, insert only when it does not.
+    let new = match read_str(&mut shard, h, key, now) {
         Err(e) => return ctx.out.error(e),
-        Ok(None) => None,
-        Ok(Some(s)) => match s.get() {
-            StrRef::Int(n) => Some(n),
-            other => match engine::value::parse_strict_i64(&other.to_bytes()) {
-                Some(n) => Some(n),
-                None => return ctx.out.error(NOT_INT),
-            },
-        },
-    };
-    let Some(new) = cur.unwrap_or(0).checked_add(by) else {
-        return ctx.out.error(OVERFLOW);
-    };
-    match read_str(&mut shard, h, key, now) {
-        Ok(Some(mut s)) => s.set(StrRef::Int(new)),
-        _ => {
-            shard.insert(h, key, StrRef::Int(new), NO_EXPIRE);
+        Ok(Some(mut s)) => {
+            let cur = match s.get() {
+                StrRef::Int(n) => n,
+                other => match engine::value::parse_strict_i64(&other.to_bytes()) {
+                    Some(n) => n,
+                    None => return ctx.out.error(NOT_INT),
+                },
+            };
+            let Some(new) = cur.checked_add(by) else {
+                return ctx.out.error(OVERFLOW);
+            };
+            s.set(StrRef::Int(new));
+            new
         }
-    }
+        Ok(None) => {
+            shard.insert(h, key, StrRef::Int(by), NO_EXPIRE);
+            by
+        }
+    };
     ctx.out.int(new);
 }
 

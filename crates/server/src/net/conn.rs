@@ -201,7 +201,8 @@ impl Conn {
         let end = self.rend;
         let mut pos = self.rstart;
         let mut stop = Stop::Drained;
-        let mut argv: Vec<&[u8]> = Vec::new();
+        // Most commands have few arguments: no allocation for their slices.
+        let mut argv: smallvec::SmallVec<[&[u8]; 8]> = smallvec::SmallVec::new();
         // As in Redis, the query buffer holds the whole batch while its commands run.
         self.state.info.qbuf.store((end - pos) as u64, Relaxed);
         while pos < end {
