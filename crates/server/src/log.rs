@@ -14,6 +14,35 @@ pub fn init(path: &str) {
     });
 }
 
+/// `dd Mon yyyy hh:mm:ss` in UTC for Unix seconds (Redis prints local time; servers
+/// usually run in UTC).
+fn utc_stamp(secs: u64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{:02} {} {} {:02}:{:02}:{:02}",
+        day,
+        MONTHS[(month - 1) as usize],
+        year,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 fn write(level: char, msg: &str) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -21,7 +50,7 @@ fn write(level: char, msg: &str) {
     let line = format!(
         "{}:M {}.{:03} {} {}\n",
         std::process::id(),
-        now.as_secs(),
+        utc_stamp(now.as_secs()),
         now.subsec_millis(),
         level,
         msg
@@ -48,4 +77,14 @@ pub fn notice(msg: &str) {
 
 pub fn warning(msg: &str) {
     write('#', msg);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(super::utc_stamp(0), "01 Jan 1970 00:00:00");
+        assert_eq!(super::utc_stamp(951_782_400), "29 Feb 2000 00:00:00");
+        assert_eq!(super::utc_stamp(1_795_421_157), "23 Nov 2026 08:05:57");
+    }
 }
