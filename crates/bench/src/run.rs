@@ -136,12 +136,14 @@ pub fn run(target: &Target, w: &Workload, db: u32, flags: RunFlags) -> Result<Ru
             std::thread::spawn(move || run_thread(spec))
         })
         .collect();
-    go.wait();
-    let start = Instant::now();
-    let sampler = flags.sample_server.then(|| Sampler::start(target, start));
+    // With no warm-up, count from the first reply: set before the threads are released
+    // (setting it after would race with replies arriving while the sampler connects).
     if w.warmup <= 0.0 {
         shared.measuring.store(true, Relaxed);
     }
+    go.wait();
+    let start = Instant::now();
+    let sampler = flags.sample_server.then(|| Sampler::start(target, start));
     let mut measure_start = start;
     let mut timeline = Vec::new();
     let (mut last_ops, mut last_lat, mut last_t) = (0u64, 0u64, start);
