@@ -41,14 +41,21 @@ fn page_size() -> u64 {
     }
 }
 
+/// The sum, in bytes, of every `field:   N kB` line of a /proc file (0 if unreadable).
+pub fn proc_kb_field(path: &str, field: &str) -> u64 {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return 0;
+    };
+    text.lines()
+        .filter_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .filter_map(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .sum::<u64>()
+        * 1024
+}
+
 /// Physical memory of the machine (MemTotal).
 pub fn total_system_memory() -> u64 {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        * 1024
+    proc_kb_field("/proc/meminfo", "MemTotal")
 }
 
 /// The allocator's name and version, as INFO's mem_allocator (e.g. `jemalloc-5.3.0`).

@@ -69,3 +69,23 @@ pub fn is(arg: &[u8], word: &str) -> bool {
 pub fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
+
+/// C's atoi: leading white space, an optional sign, digits; stops at the first other byte;
+/// the result clamped to a C int.
+pub fn c_atoi(s: &[u8]) -> i64 {
+    let mut i = 0;
+    while i < s.len() && (s[i] == b' ' || (b'\t'..=b'\r').contains(&s[i])) {
+        i += 1;
+    }
+    let neg = i < s.len() && s[i] == b'-';
+    if i < s.len() && (s[i] == b'-' || s[i] == b'+') {
+        i += 1;
+    }
+    let mut n: i64 = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        n = n.saturating_mul(10).saturating_add((s[i] - b'0') as i64);
+        i += 1;
+    }
+    let n = if neg { -n } else { n };
+    n.clamp(i32::MIN as i64, i32::MAX as i64)
+}

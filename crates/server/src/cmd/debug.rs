@@ -156,7 +156,7 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.srv
                 .stats
                 .active_expire
-                .store(atoi(argv[2]) != 0, Relaxed);
+                .store(super::args::c_atoi(argv[2]) != 0, Relaxed);
             ctx.out.ok();
         }
         ("object", 3) => object(ctx, argv[2]),
@@ -183,28 +183,6 @@ fn strtod(a: &[u8]) -> f64 {
         .find_map(|i| s[..i].parse::<f64>().ok())
         .filter(|v| v.is_finite())
         .unwrap_or(0.0)
-}
-
-/// C's atoi.
-fn atoi(a: &[u8]) -> i64 {
-    let s = String::from_utf8_lossy(a);
-    let s = s.trim_start();
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let n: i64 = digits
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .fold(0i64, |n, d| {
-            n.saturating_mul(10).saturating_add((d - b'0') as i64)
-        });
-    if neg {
-        -n
-    } else {
-        n
-    }
 }
 
 fn object(ctx: &mut Ctx, key: &[u8]) {
@@ -245,8 +223,8 @@ mod tests {
         assert_eq!(strtod(b"0.5"), 0.5);
         assert_eq!(strtod(b"1.5abc"), 1.5);
         assert_eq!(strtod(b"abc"), 0.0);
-        assert_eq!(atoi(b"0"), 0);
-        assert_eq!(atoi(b"12x"), 12);
-        assert_eq!(atoi(b"-3"), -3);
+        assert_eq!(crate::cmd::args::c_atoi(b"0"), 0);
+        assert_eq!(crate::cmd::args::c_atoi(b"12x"), 12);
+        assert_eq!(crate::cmd::args::c_atoi(b"-3"), -3);
     }
 }

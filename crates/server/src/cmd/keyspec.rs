@@ -260,30 +260,15 @@ fn keys_from_specs(specs: &[KeySpec], argv: &[&[u8]]) -> Option<Vec<KeyRef>> {
     Some(keys)
 }
 
-fn c_atoi(s: &[u8]) -> i64 {
-    let mut i = 0;
-    while i < s.len() && (s[i] == b' ' || (b'\t'..=b'\r').contains(&s[i])) {
-        i += 1;
-    }
-    let neg = i < s.len() && s[i] == b'-';
-    if i < s.len() && (s[i] == b'-' || s[i] == b'+') {
-        i += 1;
-    }
-    let mut n: i64 = 0;
-    while i < s.len() && s[i].is_ascii_digit() {
-        n = n.saturating_mul(10).saturating_add((s[i] - b'0') as i64);
-        i += 1;
-    }
-    let n = if neg { -n } else { n };
-    n.clamp(i32::MIN as i64, i32::MAX as i64)
-}
-
 fn native_keys(proc_: GetKeysProc, argv: &[&[u8]]) -> Vec<KeyRef> {
     let argc = argv.len();
     let is = |i: usize, w: &str| argv[i].eq_ignore_ascii_case(w.as_bytes());
     match proc_ {
         GetKeysProc::Generic(store, count_at, first, step) => {
-            let num = argv.get(count_at).map(|a| c_atoi(a)).unwrap_or(0);
+            let num = argv
+                .get(count_at)
+                .map(|a| super::args::c_atoi(a))
+                .unwrap_or(0);
             if num < 1 || num > (argc as i64 - first as i64) / step as i64 {
                 return Vec::new();
             }

@@ -67,14 +67,7 @@ fn graph_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// Bytes of anonymous huge pages the process uses (Redis's THPGetAnonHugePagesSize).
 fn anon_huge_pages() -> u64 {
-    let Ok(text) = std::fs::read_to_string("/proc/self/smaps_rollup") else {
-        return 0;
-    };
-    text.lines()
-        .filter_map(|l| l.strip_prefix("AnonHugePages:"))
-        .filter_map(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .sum::<u64>()
-        * 1024
+    crate::memory::proc_kb_field("/proc/self/smaps_rollup", "AnonHugePages")
 }
 
 const ADVICE_SLOWLOG_INSPECT: &str = "- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n";
