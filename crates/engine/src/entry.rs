@@ -26,8 +26,8 @@
 //! unwinds) if asked to write out of bounds, so no panic can leave a half-written block
 //! behind for `Drop` to read.
 
-use crate::shard::lru_clock;
-use crate::value::{StrMut, StrRef, ValueMut, ValueRef};
+use crate::clock::lru_clock;
+use crate::value::{StrRef, ValueRef};
 use std::alloc::{self, Layout};
 use std::fmt;
 use std::ptr::{self, NonNull};
@@ -554,6 +554,53 @@ impl fmt::Debug for Entry {
             .field("expire_at", &self.expire_at())
             .field("lru", &self.lru())
             .finish()
+    }
+}
+
+/// A key's value, for modification in place (see [`crate::Entry::value_mut`]).
+pub enum ValueMut<'a> {
+    Str(StrMut<'a>),
+}
+
+/// A key's string, for modification in place.
+pub struct StrMut<'a> {
+    entry: &'a mut Entry,
+}
+
+impl<'a> StrMut<'a> {
+    /// Only for an entry holding a string.
+    pub(crate) fn new(entry: &'a mut Entry) -> StrMut<'a> {
+        StrMut { entry }
+    }
+
+    pub fn get(&self) -> StrRef<'_> {
+        let ValueRef::Str(s) = self.entry.value();
+        s
+    }
+
+    /// The string, borrowed for as long as the entry was.
+    pub fn into_ref(self) -> StrRef<'a> {
+        let ValueRef::Str(s) = self.entry.value();
+        s
+    }
+
+    pub fn len(&self) -> usize {
+        self.get().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replace the string (the key keeps its TTL).
+    pub fn set(&mut self, v: StrRef<'_>) {
+        self.entry.set_value(v);
+    }
+
+    /// Turn the value into `raw` (if it is not already) and give its bytes for in-place
+    /// modification.
+    pub fn make_raw(self) -> &'a mut Vec<u8> {
+        self.entry.make_raw()
     }
 }
 

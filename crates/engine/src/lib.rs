@@ -1,47 +1,20 @@
 //! Skein's storage engine: the keyspace, its values and their expiry. No sockets, no
 //! threads: the server crate drives it.
 
+pub mod clock;
 pub mod entry;
+pub mod event;
 pub mod glob;
 pub mod keyspace;
+pub mod locked;
 pub mod rdb;
 pub mod shard;
 pub mod value;
 
-pub use entry::{Entry, NO_EXPIRE};
-pub use keyspace::{Db, Keyspace, MultiGuard};
+pub use clock::{begin_batch, lru_clock, now_ms, wall_ms};
+pub use entry::{Entry, StrMut, ValueMut, NO_EXPIRE};
+pub use event::{Change, Changes, DbChange, Event};
+pub use keyspace::{Db, Keyspace};
+pub use locked::{Locked, Plan, Scope};
 pub use shard::{hash_key, Shard};
-pub use value::{StrMut, StrRef, StrValue, Value, ValueMut, ValueRef};
-
-thread_local! {
-    /// The time a worker thread fixed for the batch of commands it is running (0 = none).
-    static BATCH_NOW_MS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
-}
-
-/// The wall clock in Unix milliseconds (always a clock read).
-pub fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// Current Unix time in milliseconds: the time fixed for the current batch on a worker
-/// thread (see [`begin_batch`]), else the wall clock. Commands of one batch then agree on
-/// "now" (as Redis's command time snapshot), and a batch costs one clock read instead of
-/// several per command.
-pub fn now_ms() -> i64 {
-    let t = BATCH_NOW_MS.with(|c| c.get());
-    if t != 0 {
-        t
-    } else {
-        wall_ms()
-    }
-}
-
-/// Fix "now" for the commands this thread runs until the next call (a worker calls it
-/// before serving each connection's readiness event).
-pub fn begin_batch() {
-    let t = wall_ms();
-    BATCH_NOW_MS.with(|c| c.set(t));
-}
+pub use value::{StrRef, StrValue, Value, ValueRef};

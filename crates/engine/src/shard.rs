@@ -1,7 +1,6 @@
 //! One shard: a hash table of entries plus the keys that carry a TTL.
 
 pub use crate::entry::{Entry, NO_EXPIRE};
-use crate::value::ValueRef;
 use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
@@ -17,10 +16,30 @@ pub fn hash_key(key: &[u8]) -> u64 {
         .hash_one(key)
 }
 
-/// Process-wide LRU clock in seconds (wraps at 2^24 like Redis's).
-pub fn lru_clock() -> u32 {
-    // From the batch clock: no clock read of its own on a worker thread.
-    ((crate::now_ms() / 1000) & 0xff_ffff) as u32
+/// The keys of a shard that carry a TTL.
+pub(crate) type Expires = IndexSet<Box<[u8]>, foldhash::fast::FixedState>;
+
+/// What [`Shard::lookup`] found.
+pub(crate) enum Lookup<'a> {
+    Live(&'a mut Entry, &'a mut Expires),
+    /// The key was past its TTL: it has been removed, here it is.
+    Expired(Entry),
+    Missing,
+}
+
+/// Set or clear an entry's expiry, keeping the shard's TTL index in step.
+pub(crate) fn set_expire_indexed(e: &mut Entry, expires: &mut Expires, expire_at: i64) {
+    let had = e.expire_at() != NO_EXPIRE;
+    e.set_expire_at(expire_at);
+    match (had, expire_at != NO_EXPIRE) {
+        (false, true) => {
+            expires.insert(e.key().into());
+        }
+        (true, false) => {
+            expires.swap_remove(e.key());
+        }
+        _ => {}
+    }
 }
 
 /// A shard of one database.
@@ -29,7 +48,7 @@ pub struct Shard {
     /// Each slot is one thin pointer to the key's block (see [`Entry`]).
     table: HashTable<Entry>,
     /// Keys with a TTL, for the active expiry cycle's random sampling.
-    expires: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
+    expires: Expires,
 }
 
 fn rehash(e: &Entry) -> u64 {
@@ -49,46 +68,42 @@ impl Shard {
         self.expires.len()
     }
 
-    /// The live entry for `key`, deleting it first if it has expired.
-    pub fn get(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
-        let e = self.get_quiet(h, key, now_ms)?;
-        // Redis's lookupKey: an access refreshes the LRU clock.
-        e.touch();
-        Some(e)
-    }
-
-    /// Like [`get`](Self::get) but leaves the access time alone (Redis's LOOKUP_NOTOUCH:
-    /// TYPE, TTL, EXISTS, OBJECT).
-    pub fn get_quiet(&mut self, h: u64, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
-        let slot = self.table.find_entry(h, |e| e.key() == key).ok()?;
+    /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.
+    pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64) -> Lookup<'_> {
+        let Ok(slot) = self.table.find_entry(h, |e| e.key() == key) else {
+            return Lookup::Missing;
+        };
         if slot.get().is_expired(now_ms) {
-            slot.remove();
+            let (e, _) = slot.remove();
             self.expires.swap_remove(key);
-            return None;
+            return Lookup::Expired(e);
         }
-        Some(slot.into_mut())
+        Lookup::Live(slot.into_mut(), &mut self.expires)
     }
 
-    /// Like [`get`](Self::get) but without expiring (for introspection that must not
-    /// modify, e.g. counting).
+    /// The entry for `key` as it is, expired or not (introspection that must not modify).
     pub fn peek(&self, h: u64, key: &[u8]) -> Option<&Entry> {
         self.table.find(h, |e| e.key() == key)
     }
 
     /// Insert or replace `key` (with a fresh access time), returning the previous entry
     /// if any.
-    pub fn insert<'v>(
+    #[cfg(test)]
+    pub(crate) fn insert<'v>(
         &mut self,
         h: u64,
         key: &[u8],
-        value: impl Into<ValueRef<'v>>,
+        value: impl Into<crate::value::ValueRef<'v>>,
         expire_at: i64,
     ) -> Option<Entry> {
-        self.insert_entry(h, Entry::new(key, value, expire_at, lru_clock()))
+        self.insert_entry(
+            h,
+            Entry::new(key, value, expire_at, crate::clock::lru_clock()),
+        )
     }
 
     /// Put a whole entry in (MOVE, RENAME, COPY, RESTORE), returning the previous one.
-    pub fn insert_entry(&mut self, h: u64, entry: Entry) -> Option<Entry> {
+    pub(crate) fn insert_entry(&mut self, h: u64, entry: Entry) -> Option<Entry> {
         let has_ttl = entry.expire_at() != NO_EXPIRE;
         if has_ttl {
             self.expires.insert(entry.key().into());
@@ -108,7 +123,7 @@ impl Shard {
         old
     }
 
-    pub fn remove(&mut self, h: u64, key: &[u8]) -> Option<Entry> {
+    pub(crate) fn remove(&mut self, h: u64, key: &[u8]) -> Option<Entry> {
         let (e, _) = self.table.find_entry(h, |e| e.key() == key).ok()?.remove();
         if e.expire_at() != NO_EXPIRE {
             self.expires.swap_remove(key);
@@ -117,32 +132,23 @@ impl Shard {
     }
 
     /// Set or clear the expiry of an existing key. Returns false if the key is absent.
-    pub fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64) -> bool {
+    #[cfg(test)]
+    pub(crate) fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64) -> bool {
         let Some(e) = self.table.find_mut(h, |e| e.key() == key) else {
             return false;
         };
-        let had = e.expire_at() != NO_EXPIRE;
-        e.set_expire_at(expire_at);
-        match (had, expire_at != NO_EXPIRE) {
-            (false, true) => {
-                self.expires.insert(key.into());
-            }
-            (true, false) => {
-                self.expires.swap_remove(key);
-            }
-            _ => {}
-        }
+        set_expire_indexed(e, &mut self.expires, expire_at);
         true
     }
 
     /// Drop everything, returning the old contents (so a caller may free them elsewhere).
-    pub fn take_all(&mut self) -> HashTable<Entry> {
+    pub(crate) fn take_all(&mut self) -> HashTable<Entry> {
         self.expires.clear();
         std::mem::take(&mut self.table)
     }
 
     /// Swap contents with another shard (SWAPDB).
-    pub fn swap(&mut self, other: &mut Shard) {
+    pub(crate) fn swap(&mut self, other: &mut Shard) {
         std::mem::swap(self, other);
     }
 
@@ -151,8 +157,13 @@ impl Shard {
     }
 
     /// One step of the active expiry cycle: sample up to `samples` keys with a TTL and
-    /// delete the expired ones. Returns (sampled, expired).
-    pub fn expire_sample(&mut self, samples: usize, now_ms: i64) -> (usize, usize) {
+    /// delete the expired ones, handing each to `expired`. Returns (sampled, expired).
+    pub(crate) fn expire_sample(
+        &mut self,
+        samples: usize,
+        now_ms: i64,
+        mut expired_entry: impl FnMut(Entry),
+    ) -> (usize, usize) {
         let n = self.expires.len();
         if n == 0 {
             return (0, 0);
@@ -176,7 +187,7 @@ impl Shard {
             if dead {
                 if let Some(key) = self.expires.swap_remove_index(i) {
                     if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
-                        slot.remove();
+                        expired_entry(slot.remove().0);
                     }
                 }
                 expired += 1;
@@ -199,7 +210,7 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::StrRef;
+    use crate::value::{StrRef, ValueRef};
 
     fn put(s: &mut Shard, k: &[u8], v: &[u8], expire: i64) -> Option<Entry> {
         s.insert(hash_key(k), k, StrRef::encode(v), expire)
@@ -223,9 +234,10 @@ mod tests {
         assert!(s.set_expire(h, b"k7", 50));
         assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50));
         assert_eq!(s.expires_len(), 1);
-        // Lazy expiry on get.
-        assert!(s.get(h, b"k7", 49).is_some());
-        assert!(s.get(h, b"k7", 50).is_none());
+        // Lazy expiry on lookup.
+        assert!(matches!(s.lookup(h, b"k7", 49), Lookup::Live(..)));
+        assert!(matches!(s.lookup(h, b"k7", 50), Lookup::Expired(_)));
+        assert!(matches!(s.lookup(h, b"k7", 50), Lookup::Missing));
         assert_eq!((s.len(), s.expires_len()), (299, 0));
         let e = s.remove(hash_key(b"k1"), b"k1").unwrap();
         assert_eq!(e.key(), b"k1");
@@ -255,7 +267,7 @@ mod tests {
         put(&mut s, b"forever", b"v", NO_EXPIRE);
         let mut gone = 0;
         for _ in 0..100 {
-            gone += s.expire_sample(20, 500).1;
+            gone += s.expire_sample(20, 500, drop).1;
         }
         assert_eq!(gone, 25);
         assert_eq!((s.len(), s.expires_len()), (26, 25));

@@ -1,7 +1,5 @@
 //! Values and their encodings.
 
-use crate::entry::Entry;
-
 /// Longest string Redis stores as `embstr` (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 pub const EMBSTR_SIZE_LIMIT: usize = 44;
 
@@ -169,53 +167,6 @@ impl Value {
         match self {
             Value::Str(s) => ValueRef::Str(s.view()),
         }
-    }
-}
-
-/// A key's value, for modification in place (see [`crate::Entry::value_mut`]).
-pub enum ValueMut<'a> {
-    Str(StrMut<'a>),
-}
-
-/// A key's string, for modification in place.
-pub struct StrMut<'a> {
-    entry: &'a mut Entry,
-}
-
-impl<'a> StrMut<'a> {
-    /// Only for an entry holding a string.
-    pub(crate) fn new(entry: &'a mut Entry) -> StrMut<'a> {
-        StrMut { entry }
-    }
-
-    pub fn get(&self) -> StrRef<'_> {
-        let ValueRef::Str(s) = self.entry.value();
-        s
-    }
-
-    /// The string, borrowed for as long as the entry was.
-    pub fn into_ref(self) -> StrRef<'a> {
-        let ValueRef::Str(s) = self.entry.value();
-        s
-    }
-
-    pub fn len(&self) -> usize {
-        self.get().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Replace the string (the key keeps its TTL).
-    pub fn set(&mut self, v: StrRef<'_>) {
-        self.entry.set_value(v);
-    }
-
-    /// Turn the value into `raw` (if it is not already) and give its bytes for in-place
-    /// modification.
-    pub fn make_raw(self) -> &'a mut Vec<u8> {
-        self.entry.make_raw()
     }
 }
 

@@ -6,7 +6,9 @@
 //! were expired, within a time budget per run (25% of the period at effort 1), so expired
 //! keys' memory stays bounded without long pauses. It holds one shard lock at a time.
 
+use crate::dispatch::effects;
 use crate::server::Server;
+use engine::{Changes, Plan};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,7 +61,7 @@ fn record_cycle(srv: &Server, spent: Duration, budget: Duration) {
 fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> (usize, usize) {
     let dbs = srv.keyspace.dbs();
     let total: usize = dbs.iter().map(|d| d.shard_count()).sum();
-    let mut expired_total = 0u64;
+    let mut changes = Changes::default();
     for _ in 0..total {
         if Instant::now() >= deadline {
             break;
@@ -67,14 +69,22 @@ fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> 
         let (d, s) = cursor;
         let db = &dbs[d];
         {
-            let mut shard = db.lock_shard(s);
+            let mut plan = Plan::new();
+            plan.shard(d, s);
+            let mut locked = srv.keyspace.lock(&plan, d, std::mem::take(&mut changes));
             loop {
-                let (sampled, expired) = shard.expire_sample(SAMPLES, engine::now_ms());
-                expired_total += expired as u64;
+                let (sampled, expired) = locked.expire_sample(d, s, SAMPLES);
                 if sampled == 0 || expired * 4 <= sampled || Instant::now() >= deadline {
                     break;
                 }
             }
+            // Expired keys are change events like any other (notifications, WATCH,
+            // propagated DELs), fed while the shard is still held.
+            let mut ops = Vec::new();
+            effects::expired_ops(srv, &locked.changes, &mut ops);
+            effects::consume(srv, srv.stats.workers.len(), &locked.changes, ops);
+            changes = locked.release();
+            changes.clear();
         }
         cursor = if s + 1 < db.shard_count() {
             (d, s + 1)
@@ -82,9 +92,5 @@ fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> 
             ((d + 1) % dbs.len(), 0)
         };
     }
-    srv.stats
-        .global
-        .expired_keys
-        .fetch_add(expired_total, Relaxed);
     cursor
 }

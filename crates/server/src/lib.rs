@@ -5,14 +5,17 @@ pub mod clients;
 pub mod cmd;
 pub mod config;
 pub mod cron;
+pub mod dispatch;
 pub mod floatfmt;
 pub mod latency;
 pub mod log;
 pub mod memory;
 pub mod net;
+pub mod propagate;
 pub mod server;
 pub mod slowlog;
 pub mod stats;
+pub mod watch;
 
 /// The Redis version Skein answers as (HELLO, INFO).
 pub const REDIS_VERSION: &str = "7.0.15";

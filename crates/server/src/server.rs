@@ -3,7 +3,10 @@
 use crate::clients::ClientRegistry;
 use crate::cmd::table::CommandTable;
 use crate::config::Config;
+use crate::dispatch::effects::Hooks;
+use crate::propagate::Propagation;
 use crate::stats::Stats;
+use crate::watch::Watches;
 use engine::Keyspace;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -14,6 +17,12 @@ pub struct Server {
     pub commands: CommandTable,
     pub clients: ClientRegistry,
     pub stats: Stats,
+    /// Key versions for WATCH.
+    pub watches: Watches,
+    /// The ordered stream of propagated writes (AOF, replicas).
+    pub propagation: Propagation,
+    /// Other subsystems' consumers of change events.
+    pub hooks: Hooks,
     pub started: Instant,
     pub start_unix_ms: i64,
     /// Set by SHUTDOWN: workers flush their clients' replies and stop.
@@ -40,6 +49,9 @@ impl Server {
             commands: CommandTable::load(workers),
             clients: ClientRegistry::default(),
             stats: Stats::new(workers),
+            watches: Watches::new(dbs),
+            propagation: Propagation::new(workers + 1),
+            hooks: Hooks::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),
             shutting_down: AtomicBool::new(false),

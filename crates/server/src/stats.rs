@@ -1,8 +1,6 @@
 //! Counters. Each worker writes only its own slot (no shared cache line on the command
 //! path); readers (INFO) sum the slots.
 
-use crate::cmd::table::CommandDef;
-use crate::cmd::Ctx;
 use crate::latency::LatencyMonitor;
 use crate::server::Server;
 use crate::slowlog::SlowLog;
@@ -95,6 +93,8 @@ pub struct WorkerStats {
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
     pub expired_keys: AtomicU64,
+    /// Changes to the dataset (rdb_changes_since_last_save), as Redis's `dirty`.
+    pub dirty: AtomicU64,
     /// Thread CPU time, microseconds (user, system), refreshed by the worker.
     pub cpu_user_us: AtomicU64,
     pub cpu_sys_us: AtomicU64,
@@ -272,61 +272,6 @@ impl Stats {
             }
         }
         all.into_iter().collect()
-    }
-}
-
-/// After a command ran: commandstats, its latency histogram, the latency monitor and the
-/// slow log. Per-worker counters only; the slow log and latency monitor take their locks
-/// only for commands past their thresholds.
-pub fn record_call(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]], elapsed: std::time::Duration) {
-    let srv = ctx.srv;
-    let hot = &srv.config.hot;
-    let usec = elapsed.as_micros() as u64;
-    let c = &cmd.counters[ctx.client.worker];
-    c.calls.fetch_add(1, Relaxed);
-    c.usec.fetch_add(usec, Relaxed);
-    if hot.latency_tracking.load(Relaxed) != 0 {
-        c.record_latency(usec * 1000);
-    }
-    srv.stats.workers[ctx.client.worker]
-        .commands
-        .fetch_add(1, Relaxed);
-    let threshold_ms = hot.latency_threshold_ms.load(Relaxed);
-    if threshold_ms > 0 && (usec / 1000) as i64 >= threshold_ms {
-        let event = if cmd.flags.fast {
-            "fast-command"
-        } else {
-            "command"
-        };
-        srv.stats.latency.add_sample(event, usec / 1000);
-    }
-    let slower_than = hot.slowlog_slower_than.load(Relaxed);
-    if slower_than >= 0 && usec as i64 >= slower_than && !cmd.flags.skip_slowlog {
-        let max_len = srv.config.get_i64("slowlog-max-len").max(0) as usize;
-        let info = &ctx.client.info;
-        let name = info.name.lock().clone();
-        let redacted = ctx.client.redacted;
-        if redacted == 0 {
-            srv.stats
-                .slowlog
-                .push(argv, usec, &info.addr, &name, max_len);
-        } else {
-            // AUTH/HELLO secrets and sensitive CONFIG SET values, as Redis logs them.
-            let shown: Vec<&[u8]> = argv
-                .iter()
-                .enumerate()
-                .map(|(i, a)| {
-                    if i < 64 && redacted & (1 << i) != 0 {
-                        &b"(redacted)"[..]
-                    } else {
-                        *a
-                    }
-                })
-                .collect();
-            srv.stats
-                .slowlog
-                .push(&shown, usec, &info.addr, &name, max_len);
-        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! Bitmap commands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO
 //! (Redis's bitops.c). Bit 0 is the most significant bit of the first byte.
 
-use super::args::{self, is, SYNTAX_ERR};
+use super::args::{self, is, SYNTAX_ERR, WRONGTYPE};
 use super::strings::read_str;
 use super::{Ctx, Handler};
-use engine::{now_ms, Shard, StrRef, NO_EXPIRE};
+use engine::locked::EntryMut;
+use engine::{Event, Locked, StrRef, NO_EXPIRE};
 use std::borrow::Cow;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -42,25 +43,32 @@ fn bit_offset(ctx: &Ctx, arg: &[u8], hash_bits: Option<u32>) -> Result<u64, &'st
     Ok(n as u64)
 }
 
-/// lookupStringForBitCommand: the string at `key` made `raw` and zero-padded so that bit
-/// `maxbit` exists, created if missing.
-fn string_for_bits<'a>(
-    shard: &'a mut Shard,
-    h: u64,
+/// lookupStringForBitCommand: the string at `key` (created empty if missing, which records
+/// `new`), held for modification with `event`.
+fn string_for_bits<'k>(
+    keys: &'k mut Locked,
     key: &[u8],
-    now: i64,
-    maxbit: u64,
-) -> Result<&'a mut Vec<u8>, &'static str> {
-    let need = (maxbit >> 3) as usize + 1;
-    if read_str(shard, h, key, now)?.is_none() {
-        shard.insert(h, key, StrRef::Raw(&[]), NO_EXPIRE);
+    event: Event,
+) -> Result<EntryMut<'k>, &'static str> {
+    let exists = match keys.modify(key, Event::NONE) {
+        None => false,
+        Some(e) if e.value().as_str().is_some() => true,
+        Some(_) => return Err(WRONGTYPE),
+    };
+    if !exists {
+        keys.insert(key, StrRef::Raw(&[]), NO_EXPIRE, Event::NONE);
     }
-    let s = read_str(shard, h, key, now)?.expect("present");
-    let data = s.make_raw();
+    keys.modify(key, event).ok_or(WRONGTYPE)
+}
+
+/// The bytes of `e` made `raw` and zero-padded so that bit `maxbit` exists.
+fn bits_upto<'e>(e: &'e mut EntryMut<'_>, maxbit: u64) -> &'e mut Vec<u8> {
+    let need = (maxbit >> 3) as usize + 1;
+    let data = e.make_raw();
     if data.len() < need {
         data.resize(need, 0);
     }
-    Ok(data)
+    data
 }
 
 fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -72,12 +80,11 @@ fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Some(v @ (0 | 1)) => v as u8,
         _ => return ctx.out.error(BIT_VALUE_ERR),
     };
-    let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
-    let data = match string_for_bits(&mut shard, h, key, now_ms(), offset) {
-        Ok(d) => d,
+    let mut e = match string_for_bits(&mut ctx.keys, argv[1], Event::string("setbit")) {
+        Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
+    let data = bits_upto(&mut e, offset);
     let byte = (offset >> 3) as usize;
     let shift = 7 - (offset & 7) as u32;
     let old = (data[byte] >> shift) & 1;
@@ -90,12 +97,11 @@ fn getbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    match read_str(&mut shard, h, argv[1], now_ms()) {
+    match read_str(&mut ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(s)) => {
-            let data = s.into_ref().to_bytes();
+            let data = s.to_bytes();
             let byte = (offset >> 3) as usize;
             let bit = data.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
             ctx.out.int(i64::from(bit));
@@ -184,11 +190,10 @@ fn normalize_range(strlen: i64, mut start: i64, mut end: i64, isbit: bool) -> By
 }
 
 fn bitcount(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    let data = match read_str(&mut shard, h, argv[1], now_ms()) {
+    let data = match read_str(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
-        Ok(Some(s)) => s.into_ref().to_bytes(),
+        Ok(Some(s)) => s.to_bytes(),
     };
     let strlen = data.len() as i64;
     let r = match argv.len() {
@@ -233,11 +238,10 @@ fn bitpos(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(b @ (0 | 1)) => b == 1,
         Ok(_) => return ctx.out.error("ERR The bit argument must be 1 or 0."),
     };
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    let data = match read_str(&mut shard, h, argv[1], now_ms()) {
+    let data = match read_str(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(if bit { -1 } else { 0 }),
-        Ok(Some(s)) => s.into_ref().to_bytes(),
+        Ok(Some(s)) => s.to_bytes(),
     };
     let strlen = data.len() as i64;
     let mut end_given = false;
@@ -349,27 +353,24 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     let dest = argv[2];
     let srcs = &argv[3..];
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(&argv[2..]);
     let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(srcs.len());
     for k in srcs {
-        let (shard, h) = guard.shard(k);
-        match read_str(shard, h, k, now) {
+        match read_str(&mut ctx.keys, k) {
             Err(e) => return ctx.out.error(e),
-            Ok(v) => inputs.push(
-                v.map(|s| s.into_ref().to_bytes().into_owned())
-                    .unwrap_or_default(),
-            ),
+            Ok(v) => inputs.push(v.map(|s| s.to_bytes().into_owned()).unwrap_or_default()),
         }
     }
     let maxlen = inputs.iter().map(Vec::len).max().unwrap_or(0);
-    let (shard, h) = guard.shard(dest);
     if maxlen == 0 {
-        shard.remove(h, dest);
+        if ctx.keys.remove(dest, Event::DEL).is_none() {
+            // Nothing to delete: Redis still counts the command as a change.
+            ctx.keys.add_dirty(1);
+        }
         return ctx.out.int(0);
     }
     let res = combine(op, &inputs, maxlen);
-    shard.insert(h, dest, StrRef::Raw(&res), NO_EXPIRE);
+    ctx.keys
+        .insert(dest, StrRef::Raw(&res), NO_EXPIRE, Event::string("set"));
     ctx.out.int(maxlen as i64);
 }
 
@@ -628,19 +629,17 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
         Err(e) => return ctx.out.error(e),
     };
     let key = argv[1];
-    let now = now_ms();
     let highest = fields
         .iter()
         .filter(|f| f.op != FieldOp::Get)
         .map(|f| f.offset + u64::from(f.bits) - 1)
         .max();
-    let (mut shard, h) = ctx.db().lock(key);
     let Some(highest) = highest else {
         // Only reads: a missing key reads as zeros.
-        let data: Cow<[u8]> = match read_str(&mut shard, h, key, now) {
+        let data: Cow<[u8]> = match read_str(&mut ctx.keys, key) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => Cow::Borrowed(&[]),
-            Ok(Some(s)) => s.into_ref().to_bytes(),
+            Ok(Some(s)) => s.to_bytes(),
         };
         ctx.out.array(fields.len());
         for f in &fields {
@@ -653,10 +652,11 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
             .out
             .error("ERR BITFIELD_RO only supports the GET subcommand");
     }
-    let data = match string_for_bits(&mut shard, h, key, now, highest) {
-        Ok(d) => d,
+    let mut e = match string_for_bits(&mut ctx.keys, key, Event::string("setbit")) {
+        Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
+    let data = bits_upto(&mut e, highest);
     ctx.out.array(fields.len());
     for f in &fields {
         if f.op == FieldOp::Get {

@@ -160,12 +160,39 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.ok();
         }
         ("object", 3) => object(ctx, argv[2]),
+        ("propagation", 3) => propagation(ctx, argv[2]),
         ("change-repl-id", 2) => {
             crate::log::warning("Changing replication IDs after receiving DEBUG change-repl-id");
             *ctx.srv.stats.replid.lock() = crate::stats::random_hex40();
             ctx.out.ok();
         }
         _ => subcommand_syntax_error(ctx, argv),
+    }
+}
+
+/// Skein's DEBUG PROPAGATION START|TAKE|STOP: read the propagation stream (what the AOF
+/// and replicas receive) from a client, for tests. START keeps records from now on; TAKE
+/// returns what was kept since, as RESP commands; STOP drops it.
+fn propagation(ctx: &mut Ctx, what: &[u8]) {
+    let p = &ctx.srv.propagation;
+    let started = &ctx.client.propagation_reader;
+    if what.eq_ignore_ascii_case(b"start") {
+        if !*started {
+            p.attach();
+            ctx.client.propagation_reader = true;
+        }
+        ctx.out.ok();
+    } else if what.eq_ignore_ascii_case(b"take") {
+        let bytes = p.take();
+        ctx.out.bulk(&bytes);
+    } else if what.eq_ignore_ascii_case(b"stop") {
+        if *started {
+            p.detach();
+            ctx.client.propagation_reader = false;
+        }
+        ctx.out.ok();
+    } else {
+        ctx.out.error(super::args::SYNTAX_ERR);
     }
 }
 
@@ -187,10 +214,7 @@ fn strtod(a: &[u8]) -> f64 {
 
 fn object(ctx: &mut Ctx, key: &[u8]) {
     let compress = super::dump::compression(ctx);
-    let db = ctx.db();
-    let (shard, h) = db.lock(key);
-    let Some(e) = shard.peek(h, key) else {
-        drop(shard);
+    let Some(e) = ctx.keys.peek(key) else {
         return ctx.out.error(NO_SUCH_KEY);
     };
     let shared = matches!(e.value().as_str(),
@@ -208,7 +232,6 @@ fn object(ctx: &mut Ctx, key: &[u8]) {
     let addr = e.addr();
     let lru = e.lru();
     let idle = super::object::idle_seconds(lru);
-    drop(shard);
     ctx.out.simple(&format!(
         "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{idle}"
     ));

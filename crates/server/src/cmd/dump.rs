@@ -4,8 +4,8 @@
 use super::args::{self, is, SYNTAX_ERR};
 use super::object::{lfu_minutes, lfu_policy, LRU_CLOCK_MAX};
 use super::{Ctx, Handler};
-use engine::shard::lru_clock;
-use engine::{now_ms, rdb, Entry, NO_EXPIRE};
+use crate::propagate::deletion;
+use engine::{lru_clock, rdb, Entry, Event, NO_EXPIRE};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("dump", dump), ("restore", restore)];
 
@@ -21,15 +21,10 @@ pub fn compression(ctx: &Ctx) -> bool {
 
 fn dump(ctx: &mut Ctx, argv: &[&[u8]]) {
     let compress = compression(ctx);
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    let Some(e) = shard.get(h, argv[1], now_ms()) else {
+    let Some(e) = ctx.keys.get(argv[1]) else {
         return ctx.out.null();
     };
-    e.touch();
-    // Serialize (and compress) a copy, so the shard is not locked meanwhile.
-    let value = e.value().to_value();
-    drop(shard);
-    ctx.out.bulk(&rdb::dump_payload(value.view(), compress));
+    ctx.out.bulk(&rdb::dump_payload(e.value(), compress));
 }
 
 /// RESTORE's options.
@@ -114,9 +109,8 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     let lfu = lfu_policy(ctx);
     let key = argv[1];
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
-    if !opts.replace && shard.get(h, key, now).is_some() {
+    let now = ctx.keys.now();
+    if !opts.replace && ctx.keys.exists_for_write(key) {
         return ctx.out.error(BUSYKEY);
     }
     let mut ttl = match ttl {
@@ -127,25 +121,36 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(v) => v,
         Err(e) => return ctx.out.error(e),
     };
-    if opts.replace {
-        shard.remove(h, key);
-    }
+    let deleted = opts.replace && ctx.keys.remove(key, Event::NONE).is_some();
     if ttl != 0 && !opts.absttl {
         // Redis adds without an overflow check; a wrapped (negative) time reads as expired.
         ttl = ttl.wrapping_add(now);
     }
     if ttl != 0 && ttl <= now {
         // Already expired: the key is simply gone.
+        if deleted {
+            ctx.keys.notify(key, Event::DEL);
+            let del = deletion(ctx.srv, "lazyfree-lazy-server-del");
+            ctx.propagate.replace(&[del, key]);
+        }
         return ctx.out.ok();
     }
-    shard.insert_entry(
-        h,
-        Entry::new(
-            key,
-            &value,
-            if ttl == 0 { NO_EXPIRE } else { ttl },
-            restored_lru(&opts, lfu),
-        ),
+    let db = ctx.keys.db();
+    let entry = Entry::new(
+        key,
+        &value,
+        if ttl == 0 { NO_EXPIRE } else { ttl },
+        restored_lru(&opts, lfu),
     );
+    ctx.keys
+        .insert_entry_in(db, key, entry, Event::generic("restore"));
+    if ttl != 0 && !opts.absttl {
+        // Propagated with the TTL as an absolute time.
+        let ttl_text = ttl.to_string();
+        let mut args: Vec<&[u8]> = argv.to_vec();
+        args[2] = ttl_text.as_bytes();
+        args.push(b"ABSTTL");
+        ctx.propagate.replace(&args);
+    }
     ctx.out.ok();
 }

@@ -6,6 +6,7 @@ use super::{Ctx, Handler};
 use crate::memory;
 use crate::server::Server;
 use crate::stats::{totals, Metric, WorkerStats};
+use engine::Locked;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -88,7 +89,7 @@ impl Report {
 }
 
 fn info(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let text = generate(ctx.srv, &argv[1..]);
+    let text = generate(ctx.srv, &mut ctx.keys, &argv[1..]);
     ctx.out.verbatim(text.as_bytes(), "txt");
 }
 
@@ -96,7 +97,7 @@ fn info(ctx: &mut Ctx, argv: &[&[u8]]) {
 type SectionFn = fn(&Server, &mut Report);
 
 /// The INFO text for `args` (section names, `default`, `all`, `everything`).
-pub fn generate(srv: &Server, args: &[&[u8]]) -> String {
+pub fn generate(srv: &Server, keys: &mut Locked, args: &[&[u8]]) -> String {
     let want = Wanted::parse(args);
     let mut r = Report {
         text: String::new(),
@@ -136,7 +137,7 @@ pub fn generate(srv: &Server, args: &[&[u8]]) -> String {
         r.field("cluster_enabled", 0);
     }
     if want.has("keyspace") {
-        keyspace(srv, &mut r);
+        keyspace(srv, keys, &mut r);
     }
     if want.has("threads") {
         threads(srv, &mut r);
@@ -186,7 +187,7 @@ fn server(srv: &Server, r: &mut Report) {
     r.field("uptime_in_days", uptime / 86400);
     r.field("hz", srv.config.get_i64("hz"));
     r.field("configured_hz", srv.config.get_i64("hz"));
-    r.field("lru_clock", engine::shard::lru_clock());
+    r.field("lru_clock", engine::lru_clock());
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
@@ -310,12 +311,9 @@ fn persistence(srv: &Server, r: &mut Report) {
         "current_cow_size_age",
     ]);
     r.field("current_fork_perc", "0.00");
-    r.zeros(&[
-        "current_save_keys_processed",
-        "current_save_keys_total",
-        "rdb_changes_since_last_save",
-        "rdb_bgsave_in_progress",
-    ]);
+    r.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
+    r.field("rdb_changes_since_last_save", srv.stats.sum(|w| &w.dirty));
+    r.zeros(&["rdb_bgsave_in_progress"]);
     r.field("rdb_last_save_time", srv.start_unix_ms / 1000);
     r.field("rdb_last_bgsave_status", "ok");
     r.field("rdb_last_bgsave_time_sec", -1);
@@ -523,15 +521,14 @@ fn latencystats(srv: &Server, r: &mut Report) {
 }
 
 /// An estimate of the mean remaining TTL (ms) of keys with one, from a bounded sample.
-fn avg_ttl(db: &engine::Db) -> i64 {
+fn avg_ttl(keys: &mut Locked, db: usize) -> i64 {
     const SAMPLE: usize = 1024;
-    let now = engine::now_ms();
+    let now = keys.now();
     let (mut sum, mut n) = (0i64, 0i64);
     let mut seen = 0;
-    for s in 0..db.shard_count() {
-        let shard = db.lock_shard(s);
+    keys.walk_in(db, |shard| {
         if shard.expires_len() == 0 {
-            continue;
+            return true;
         }
         for e in shard.iter() {
             seen += 1;
@@ -541,13 +538,11 @@ fn avg_ttl(db: &engine::Db) -> i64 {
                 n += 1;
             }
             if seen >= SAMPLE {
-                break;
+                return false;
             }
         }
-        if seen >= SAMPLE {
-            break;
-        }
-    }
+        true
+    });
     if n == 0 {
         0
     } else {
@@ -555,18 +550,18 @@ fn avg_ttl(db: &engine::Db) -> i64 {
     }
 }
 
-fn keyspace(srv: &Server, r: &mut Report) {
+fn keyspace(srv: &Server, keys: &mut Locked, r: &mut Report) {
     r.section("Keyspace");
-    for (i, db) in srv.keyspace.dbs().iter().enumerate() {
-        let keys = db.len();
-        if keys == 0 {
+    for i in 0..srv.keyspace.len() {
+        let n = keys.len_in(i);
+        if n == 0 {
             continue;
         }
-        let expires = db.expires_len();
-        let ttl = if expires > 0 { avg_ttl(db) } else { 0 };
+        let expires = keys.expires_len_in(i);
+        let ttl = if expires > 0 { avg_ttl(keys, i) } else { 0 };
         r.field(
             &format!("db{i}"),
-            format!("keys={keys},expires={expires},avg_ttl={ttl}"),
+            format!("keys={n},expires={expires},avg_ttl={ttl}"),
         );
     }
 }

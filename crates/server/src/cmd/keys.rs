@@ -2,8 +2,10 @@
 
 use super::args::{self, is, NO_SUCH_KEY, SYNTAX_ERR};
 use super::{Ctx, Handler};
+use crate::propagate::deletion;
 use engine::glob::glob_match;
-use engine::{now_ms, NO_EXPIRE};
+use engine::locked::Read;
+use engine::{now_ms, Event, NO_EXPIRE};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("del", del),
@@ -28,15 +30,10 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 ];
 
 fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let keys = &argv[1..];
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(keys);
     let mut n = 0;
-    for k in keys {
-        let (shard, h) = guard.shard(k);
+    for k in &argv[1..] {
         // An expired key counts as absent.
-        if shard.get(h, k, now).is_some() {
-            shard.remove(h, k);
+        if ctx.keys.remove(k, Event::DEL).is_some() {
             n += 1;
         }
     }
@@ -46,17 +43,10 @@ fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// Count the keys present (a key named twice counts twice); `touch` also marks them
 /// accessed.
 fn count_present(ctx: &mut Ctx, keys: &[&[u8]], touch: bool) {
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(keys);
+    let how = if touch { Read::NORMAL } else { Read::NOTOUCH };
     let mut n = 0;
     for k in keys {
-        let (shard, h) = guard.shard(k);
-        let found = if touch {
-            shard.get(h, k, now).is_some()
-        } else {
-            shard.get_quiet(h, k, now).is_some()
-        };
-        n += found as i64;
+        n += ctx.keys.read(k, how).is_some() as i64;
     }
     ctx.out.int(n);
 }
@@ -71,8 +61,7 @@ fn touch(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    match shard.get_quiet(h, argv[1], now_ms()) {
+    match ctx.keys.read(argv[1], Read::NOTOUCH) {
         Some(e) => ctx.out.simple(e.value().type_name()),
         None => ctx.out.simple("none"),
     }
@@ -80,9 +69,8 @@ fn type_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// TTL family: `ms` selects milliseconds, `abs` an absolute Unix time.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
-    let Some(e) = shard.get_quiet(h, key, now) else {
+    let now = ctx.keys.now();
+    let Some(e) = ctx.keys.read(key, Read::NOTOUCH) else {
         return ctx.out.int(-2);
     };
     let at = e.expire_at();
@@ -166,10 +154,9 @@ fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
         return ctx.out.error(&invalid);
     }
     when += base;
-    let now = now_ms();
+    let now = ctx.keys.now();
     let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
-    let Some(e) = shard.get(h, key, now) else {
+    let Some(mut e) = ctx.keys.modify(key, Event::generic("expire")) else {
         return ctx.out.int(0);
     };
     let cur = e.expire_at();
@@ -181,9 +168,17 @@ fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
         return ctx.out.int(0);
     }
     if when <= now {
-        shard.remove(h, key);
+        drop(e);
+        ctx.keys.remove(key, Event::DEL);
+        let del = deletion(ctx.srv, "lazyfree-lazy-expire");
+        ctx.propagate.replace(&[del, key]);
     } else {
-        shard.set_expire(h, key, when);
+        e.set_expire(when);
+        drop(e);
+        if !argv[0].eq_ignore_ascii_case(b"pexpireat") {
+            ctx.propagate
+                .replace(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+        }
     }
     ctx.out.int(1);
 }
@@ -205,32 +200,27 @@ fn pexpireat(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn persist(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
-    let had = match shard.get(h, key, now_ms()) {
-        Some(e) => e.expire_at() != NO_EXPIRE,
-        None => false,
+    let had = match ctx.keys.modify(argv[1], Event::generic("persist")) {
+        Some(mut e) if e.expire_at() != NO_EXPIRE => {
+            e.set_expire(NO_EXPIRE);
+            true
+        }
+        _ => false,
     };
-    if had {
-        shard.set_expire(h, key, NO_EXPIRE);
-    }
     ctx.out.int(had as i64);
 }
 
 fn keys(ctx: &mut Ctx, argv: &[&[u8]]) {
     let pattern = argv[1];
     let all = pattern == b"*";
-    let now = now_ms();
-    let db = ctx.db();
+    let now = ctx.keys.now();
+    let db = ctx.keys.db();
     let mut found: Vec<Vec<u8>> = Vec::new();
-    for i in 0..db.shard_count() {
-        let shard = db.lock_shard(i);
-        for e in shard.iter() {
-            if !e.is_expired(now) && (all || glob_match(pattern, e.key(), false)) {
-                found.push(e.key().to_vec());
-            }
+    ctx.keys.for_each_in(db, |e| {
+        if !e.is_expired(now) && (all || glob_match(pattern, e.key(), false)) {
+            found.push(e.key().to_vec());
         }
-    }
+    });
     ctx.out.bulk_array(found.iter());
 }
 
@@ -259,12 +249,9 @@ fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         j += 2;
     }
-    let now = now_ms();
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.db().scan(cursor, count, |e| {
-        if e.is_expired(now) {
-            return;
-        }
+    let db = ctx.keys.db();
+    let next = ctx.keys.scan_in(db, cursor, count, |e| {
         if let Some(p) = pattern {
             if !glob_match(p, e.key(), false) {
                 return;
@@ -299,55 +286,36 @@ pub fn parse_cursor(arg: &[u8]) -> Option<u64> {
 }
 
 fn randomkey(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    let db = ctx.db();
-    let n = db.shard_count();
-    let now = now_ms();
-    let start = rand::random::<usize>() % n;
-    // Try random shards first, then sweep so a sparse keyspace still finds its keys.
-    for attempt in 0..n {
-        let i = (start + attempt) % n;
-        let mut shard = db.lock_shard(i);
-        for _ in 0..100 {
-            let Some(e) = shard.random_key() else {
-                break;
-            };
-            if !e.is_expired(now) {
-                let k = e.key().to_vec();
-                drop(shard);
-                return ctx.out.bulk(&k);
-            }
-            let key = e.key().to_vec();
-            let h = engine::hash_key(&key);
-            shard.get(h, &key, now);
-        }
+    let db = ctx.keys.db();
+    match ctx.keys.random_key_in(db) {
+        Some(k) => ctx.out.bulk(&k),
+        None => ctx.out.null(),
     }
-    ctx.out.null();
 }
 
 fn rename_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
     let (src, dst) = (argv[1], argv[2]);
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(&[src, dst]);
-    let (shard, h) = guard.shard(src);
-    if shard.get(h, src, now).is_none() {
+    if !ctx.keys.exists_for_write(src) {
         return ctx.out.error(NO_SUCH_KEY);
     }
     if src == dst {
         return if nx { ctx.out.int(0) } else { ctx.out.ok() };
     }
-    {
-        let (dshard, dh) = guard.shard(dst);
-        if nx && dshard.get(dh, dst, now).is_some() {
+    if ctx.keys.exists_for_write(dst) {
+        if nx {
             return ctx.out.int(0);
         }
+        // Redis deletes the old destination, then adds the key anew (`new` is announced).
+        ctx.keys.remove(dst, Event::NONE);
     }
-    let (shard, h) = guard.shard(src);
-    let Some(entry) = shard.remove(h, src) else {
+    let Some(entry) = ctx.keys.remove(src, Event::NONE) else {
         return ctx.out.error(NO_SUCH_KEY);
     };
-    let entry = entry.with_key(dst);
-    let (dshard, dh) = guard.shard(dst);
-    dshard.insert_entry(dh, entry);
+    let db = ctx.keys.db();
+    ctx.keys
+        .insert_entry_in(db, dst, entry.with_key(dst), Event::NONE);
+    ctx.keys.notify(src, Event::generic("rename_from"));
+    ctx.keys.notify(dst, Event::generic("rename_to").clean());
     if nx {
         ctx.out.int(1);
     } else {

@@ -3,9 +3,8 @@
 use super::args::{self, is, SYNTAX_ERR};
 use super::help::reply_help;
 use super::{Ctx, Handler};
-use engine::shard::lru_clock;
-use engine::{now_ms, Entry, MultiGuard, Shard, StrRef, ValueRef};
-use parking_lot::MutexGuard;
+use engine::locked::Read;
+use engine::{lru_clock, Entry, Event, StrRef, ValueRef};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("object|help", object_help),
@@ -45,7 +44,7 @@ pub fn lfu_policy(ctx: &Ctx) -> bool {
 
 /// LFUGetTimeInMinutes: the 16-bit minute clock of the LFU access time.
 pub fn lfu_minutes() -> u32 {
-    ((now_ms() / 1000 / 60) & 0xffff) as u32
+    ((engine::now_ms() / 1000 / 60) & 0xffff) as u32
 }
 
 fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -72,9 +71,7 @@ fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// Look the key up without touching its access time, and reply with what `f` computes, or
 /// null when the key is absent. `f` may instead return an error text.
 fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &'static str>) {
-    let (mut shard, h) = ctx.db().lock(key);
-    let r = shard.get_quiet(h, key, now_ms()).map(|e| f(e));
-    drop(shard);
+    let r = ctx.keys.read(key, Read::NOTOUCH_NONOTIFY).map(f);
     match r {
         None => ctx.out.null(),
         Some(Ok(n)) => ctx.out.int(n),
@@ -84,11 +81,10 @@ fn with_entry(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> Result<i64, &
 
 fn object_encoding(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[2];
-    let (mut shard, h) = ctx.db().lock(key);
-    let enc = shard
-        .get_quiet(h, key, now_ms())
+    let enc = ctx
+        .keys
+        .read(key, Read::NOTOUCH_NONOTIFY)
         .map(|e| e.value().encoding());
-    drop(shard);
     match enc {
         Some(enc) => ctx.out.bulk(enc.as_bytes()),
         None => ctx.out.null(),
@@ -156,48 +152,11 @@ fn parse_db(ctx: &Ctx, arg: &[u8]) -> Result<usize, &'static str> {
     args::db_index(arg, ctx.srv.keyspace.len())
 }
 
-/// Access to the locked shards of a transfer's source and destination keys.
-trait Pair {
-    fn src(&mut self) -> (&mut Shard, u64);
-    fn dst(&mut self) -> (&mut Shard, u64);
-}
-
-/// Both keys in one database.
-struct SameDb<'a, 'k> {
-    guard: MultiGuard<'a>,
-    src: &'k [u8],
-    dst: &'k [u8],
-}
-
-impl Pair for SameDb<'_, '_> {
-    fn src(&mut self) -> (&mut Shard, u64) {
-        self.guard.shard(self.src)
-    }
-    fn dst(&mut self) -> (&mut Shard, u64) {
-        self.guard.shard(self.dst)
-    }
-}
-
-/// Keys in two databases.
-struct TwoDbs<'a> {
-    src: (MutexGuard<'a, Shard>, u64),
-    dst: (MutexGuard<'a, Shard>, u64),
-}
-
-impl Pair for TwoDbs<'_> {
-    fn src(&mut self) -> (&mut Shard, u64) {
-        (&mut self.src.0, self.src.1)
-    }
-    fn dst(&mut self) -> (&mut Shard, u64) {
-        (&mut self.dst.0, self.dst.1)
-    }
-}
-
 /// Copy or move `src` (database `from`) to `dst` (database `to`). `replace` overwrites an
 /// existing destination; `copy` keeps the source. Returns whether anything was written.
 #[allow(clippy::too_many_arguments)]
 fn transfer(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     from: usize,
     to: usize,
     src: &[u8],
@@ -205,57 +164,41 @@ fn transfer(
     replace: bool,
     copy: bool,
 ) -> bool {
-    let ks = &ctx.srv.keyspace;
-    if from == to {
-        let guard = ks.db(from).lock_many(&[src, dst]);
-        return transfer_locked(&mut SameDb { guard, src, dst }, src, dst, replace, copy);
-    }
-    // Two databases: lock the lower database's shard first (the keyspace's lock order).
-    let (a, b) = (ks.db(from), ks.db(to));
-    let mut pair = if from < to {
-        let s = a.lock(src);
-        TwoDbs {
-            src: s,
-            dst: b.lock(dst),
-        }
+    let keys = &mut ctx.keys;
+    // COPY reads the source (lookupKeyRead); MOVE looks it up for writing.
+    let found = if copy {
+        keys.read_in(from, src, Read::NORMAL).is_some()
     } else {
-        let d = b.lock(dst);
-        TwoDbs {
-            src: a.lock(src),
-            dst: d,
+        keys.exists_for_write_in(from, src)
+    };
+    if !found {
+        return false;
+    }
+    if keys.exists_for_write_in(to, dst) {
+        if !replace {
+            return false;
         }
-    };
-    transfer_locked(&mut pair, src, dst, replace, copy)
-}
-
-fn transfer_locked(p: &mut impl Pair, src: &[u8], dst: &[u8], replace: bool, copy: bool) -> bool {
-    let now = now_ms();
-    let (s, sh) = p.src();
-    let Some(e) = s.get(sh, src, now) else {
-        return false;
-    };
-    if copy {
-        // COPY reads the source (lookupKeyRead touches it).
-        e.touch();
+        // Redis deletes the destination, then adds the key anew (`new` is announced).
+        keys.remove_in(to, dst, Event::NONE);
     }
-    let (d, dh) = p.dst();
-    if d.get(dh, dst, now).is_some() && !replace {
-        return false;
-    }
-    let (s, sh) = p.src();
     let entry = if copy {
-        let Some(e) = s.peek(sh, src) else {
+        let Some(e) = keys.peek_in(from, src) else {
             return false;
         };
         Entry::new(dst, e.value(), e.expire_at(), lru_clock())
     } else {
-        let Some(e) = s.remove(sh, src) else {
+        let Some(e) = keys.remove_in(from, src, Event::NONE) else {
             return false;
         };
         e.with_key(dst)
     };
-    let (d, dh) = p.dst();
-    d.insert_entry(dh, entry);
+    keys.insert_entry_in(to, dst, entry, Event::NONE);
+    if copy {
+        keys.notify_in(to, dst, Event::generic("copy_to"));
+    } else {
+        keys.notify_in(from, src, Event::generic("move_from"));
+        keys.notify_in(to, dst, Event::generic("move_to").clean());
+    }
     true
 }
 

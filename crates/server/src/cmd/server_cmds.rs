@@ -14,7 +14,8 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 ];
 
 fn dbsize(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    let n = ctx.db().len();
+    let db = ctx.keys.db();
+    let n = ctx.keys.len_in(db);
     ctx.out.int(n as i64);
 }
 
@@ -44,8 +45,11 @@ fn flushdb(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(background) = flush_mode(ctx, argv) else {
         return;
     };
-    let tables = ctx.db().clear();
+    let db = ctx.keys.db();
+    let tables = ctx.keys.flush_db(db);
     dispose(vec![tables], background);
+    // Propagated even when the database was already empty.
+    ctx.propagate.force = true;
     ctx.out.ok();
 }
 
@@ -53,8 +57,12 @@ fn flushall(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(background) = flush_mode(ctx, argv) else {
         return;
     };
-    let tables = ctx.srv.keyspace.dbs().iter().map(|db| db.clear()).collect();
+    let n = ctx.srv.keyspace.len();
+    let tables = (0..n).map(|db| ctx.keys.flush_db(db)).collect();
     dispose(tables, background);
+    // Redis counts one more change (its save after a FLUSHALL).
+    ctx.keys.add_dirty(1);
+    ctx.propagate.force = true;
     ctx.out.ok();
 }
 
@@ -72,7 +80,8 @@ fn swapdb(ctx: &mut Ctx, argv: &[&[u8]]) {
     if a < 0 || a >= n || b < 0 || b >= n {
         return ctx.out.error(DB_OUT_OF_RANGE);
     }
-    ctx.srv.keyspace.swap(a as usize, b as usize);
+    ctx.keys.swap_dbs(a as usize, b as usize);
+    ctx.keys.add_dirty(1);
     ctx.out.ok();
 }
 

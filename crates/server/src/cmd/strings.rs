@@ -3,7 +3,10 @@
 use super::args::{self, is, NOT_INT, OVERFLOW, SYNTAX_ERR, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::floatfmt::LongDouble;
-use engine::{now_ms, Shard, StrMut, StrRef, ValueMut, NO_EXPIRE};
+use crate::propagate::deletion;
+use engine::locked::EntryMut;
+use engine::{now_ms, Event, Locked, StrRef, NO_EXPIRE};
+use resp::ReplyBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -33,56 +36,38 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 
 const MAX_BULK_ERR: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
-/// The string at `key` in a locked shard: Ok(None) if absent, Err on wrong type.
-pub fn read_str<'a>(
-    shard: &'a mut Shard,
-    h: u64,
-    key: &[u8],
-    now: i64,
-) -> Result<Option<StrMut<'a>>, &'static str> {
-    match shard.get(h, key, now) {
-        None => Ok(None),
-        Some(e) => match e.value_mut() {
-            ValueMut::Str(s) => Ok(Some(s)),
-            #[allow(unreachable_patterns)]
-            _ => Err(WRONGTYPE),
-        },
-    }
-}
+const SET: Event = Event::string("set");
+const INCRBY: Event = Event::string("incrby");
+const EXPIRE: Event = Event::generic("expire");
 
-fn count_lookup(ctx: &Ctx, hit: bool) {
-    let w = ctx.worker_stats();
-    if hit {
-        w.keyspace_hits.fetch_add(1, Relaxed);
-    } else {
-        w.keyspace_misses.fetch_add(1, Relaxed);
+/// The string at `key` (a read lookup): Ok(None) if absent, Err on wrong type.
+pub fn read_str<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<StrRef<'k>>, &'static str> {
+    match keys.get(key) {
+        None => Ok(None),
+        Some(e) => e.value().as_str().map(Some).ok_or(WRONGTYPE),
     }
 }
 
 /// A string as a bulk reply.
-fn reply_str(ctx: &mut Ctx, s: StrRef<'_>) {
+fn reply_str(out: &mut ReplyBuf, s: StrRef<'_>) {
     match s {
-        StrRef::Int(n) => ctx.out.bulk_int(n),
-        StrRef::Embstr(data) | StrRef::Raw(data) => ctx.out.bulk(data),
+        StrRef::Int(n) => out.bulk_int(n),
+        StrRef::Embstr(data) | StrRef::Raw(data) => out.bulk(data),
     }
 }
 
 /// Reply with the string at `key` (GET semantics). Returns false on WRONGTYPE.
-fn reply_get(ctx: &mut Ctx, shard: &mut Shard, h: u64, key: &[u8], now: i64) -> bool {
-    match read_str(shard, h, key, now) {
+fn reply_get(ctx: &mut Ctx, key: &[u8]) -> bool {
+    match read_str(&mut ctx.keys, key) {
         Ok(Some(s)) => {
-            reply_str(ctx, s.get());
-            count_lookup(ctx, true);
+            reply_str(ctx.out, s);
             true
         }
         Ok(None) => {
             ctx.out.null();
-            count_lookup(ctx, false);
             true
         }
         Err(e) => {
-            // The key exists: Redis counts a hit before its type check.
-            count_lookup(ctx, true);
             ctx.out.error(e);
             false
         }
@@ -90,8 +75,7 @@ fn reply_get(ctx: &mut Ctx, shard: &mut Shard, h: u64, key: &[u8], now: i64) -> 
 }
 
 fn get(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    reply_get(ctx, &mut shard, h, argv[1], now_ms());
+    reply_get(ctx, argv[1]);
 }
 
 /// Options of SET (and GETEX's subset).
@@ -188,37 +172,57 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
         },
         None => None,
     };
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
-    if o.get && !reply_get(ctx, &mut shard, h, key, now) {
+    if o.get && !reply_get(ctx, key) {
         return;
     }
-    let existing = shard.get(h, key, now);
-    let found = existing.is_some();
-    if (o.nx && found) || (o.xx && !found) {
-        if !o.get {
-            match style {
-                SetReply::Ok => ctx.out.null(),
-                SetReply::Bool => ctx.out.int(0),
-            }
-        }
-        return;
-    }
+    let keys = &mut ctx.keys;
     let value = StrRef::encode(val);
-    match existing {
-        // Overwrite in place: one lookup on the hot path of SET.
-        Some(e) => {
+    // Overwrite in place when the key exists: one lookup on the hot path of SET.
+    let overwritten = match keys.modify(key, SET) {
+        Some(_) if o.nx => None,
+        None if o.xx => None,
+        Some(mut e) => {
             let old = e.expire_at();
             e.set_value(value);
-            e.touch();
             let ttl = expire_at.unwrap_or(if o.keepttl { old } else { NO_EXPIRE });
             if ttl != old {
-                shard.set_expire(h, key, ttl);
+                e.set_expire(ttl);
             }
+            Some(true)
         }
+        None => Some(false),
+    };
+    match overwritten {
         None => {
-            shard.insert(h, key, value, expire_at.unwrap_or(NO_EXPIRE));
+            if !o.get {
+                match style {
+                    SetReply::Ok => ctx.out.null(),
+                    SetReply::Bool => ctx.out.int(0),
+                }
+            }
+            return;
         }
+        Some(false) => keys.insert(key, value, expire_at.unwrap_or(NO_EXPIRE), SET),
+        Some(true) => {}
+    }
+    if let Some(ms) = expire_at {
+        keys.notify(key, EXPIRE);
+        // Propagated with an absolute time.
+        ctx.propagate
+            .replace(&[b"SET", key, val, b"PXAT", ms.to_string().as_bytes()]);
+    } else if o.get && cmd == "set" {
+        // Propagated without GET.
+        let mut args: Vec<&[u8]> = vec![b"SET", key, val];
+        if o.nx {
+            args.push(b"NX");
+        }
+        if o.xx {
+            args.push(b"XX");
+        }
+        if o.keepttl {
+            args.push(b"KEEPTTL");
+        }
+        ctx.propagate.replace(&args);
     }
     if !o.get {
         match style {
@@ -261,9 +265,11 @@ fn getset(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn getdel(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    if reply_get(ctx, &mut shard, h, argv[1], now_ms()) {
-        shard.remove(h, argv[1]);
+    let key = argv[1];
+    let found = matches!(read_str(&mut ctx.keys, key), Ok(Some(_)));
+    if reply_get(ctx, key) && found {
+        ctx.keys.remove(key, Event::DEL);
+        ctx.propagate.replace(&[b"DEL", key]);
     }
 }
 
@@ -272,19 +278,12 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
-    let now = now_ms();
+    let now = ctx.keys.now();
     let key = argv[1];
-    let (mut shard, h) = ctx.db().lock(key);
     // Redis looks the key up (null / WRONGTYPE) before it validates the expire time.
-    match read_str(&mut shard, h, key, now) {
-        Err(e) => {
-            count_lookup(ctx, true);
-            return ctx.out.error(e);
-        }
-        Ok(None) => {
-            count_lookup(ctx, false);
-            return ctx.out.null();
-        }
+    match read_str(&mut ctx.keys, key) {
+        Err(e) => return ctx.out.error(e),
+        Ok(None) => return ctx.out.null(),
         Ok(Some(_)) => {}
     }
     let expire_at = match &o.expire {
@@ -294,17 +293,35 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
         },
         None => None,
     };
-    reply_get(ctx, &mut shard, h, key, now);
+    if let Some(s) = ctx.keys.peek(key).and_then(|e| e.value().as_str()) {
+        reply_str(ctx.out, s);
+    }
     match (expire_at, &o.expire) {
         // An EXAT/PXAT time already past deletes the key, as Redis does.
         (Some(ms), Some((unit, _))) if ms <= now && unit.ends_with("at") => {
-            shard.remove(h, key);
+            ctx.keys.remove(key, Event::DEL);
+            let del = deletion(ctx.srv, "lazyfree-lazy-expire");
+            ctx.propagate.replace(&[del, key]);
         }
-        (Some(ms), _) => {
-            shard.set_expire(h, key, ms);
+        (Some(ms), Some((unit, arg))) => {
+            ctx.keys.set_expire(key, ms, EXPIRE);
+            if *unit == "pxat" {
+                ctx.propagate.replace(&[b"GETEX", key, b"PXAT", arg]);
+            } else {
+                ctx.propagate
+                    .replace(&[b"PEXPIREAT", key, ms.to_string().as_bytes()]);
+            }
         }
         _ if o.persist => {
-            shard.set_expire(h, key, NO_EXPIRE);
+            let had = ctx
+                .keys
+                .modify(key, Event::NONE)
+                .is_some_and(|e| e.expire_at() != NO_EXPIRE);
+            if had {
+                ctx.keys
+                    .set_expire(key, NO_EXPIRE, Event::generic("persist"));
+                ctx.propagate.replace(&[b"PERSIST", key]);
+            }
         }
         _ => {}
     }
@@ -312,30 +329,13 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn mget(ctx: &mut Ctx, argv: &[&[u8]]) {
     let keys = &argv[1..];
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(keys);
     ctx.out.array(keys.len());
-    let (mut hits, mut misses) = (0, 0);
     for k in keys {
-        let (shard, h) = guard.shard(k);
-        match read_str(shard, h, k, now) {
-            Ok(Some(s)) => {
-                hits += 1;
-                reply_str(ctx, s.get());
-            }
-            Ok(None) => {
-                misses += 1;
-                ctx.out.null();
-            }
-            Err(_) => {
-                hits += 1;
-                ctx.out.null();
-            }
+        match read_str(&mut ctx.keys, k) {
+            Ok(Some(s)) => reply_str(ctx.out, s),
+            _ => ctx.out.null(),
         }
     }
-    let w = ctx.worker_stats();
-    w.keyspace_hits.fetch_add(hits, Relaxed);
-    w.keyspace_misses.fetch_add(misses, Relaxed);
 }
 
 fn mset_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
@@ -345,20 +345,16 @@ fn mset_generic(ctx: &mut Ctx, argv: &[&[u8]], nx: bool) {
             "ERR wrong number of arguments for '{name}' command"
         ));
     }
-    let keys: Vec<&[u8]> = argv[1..].iter().step_by(2).copied().collect();
-    let now = now_ms();
-    let mut guard = ctx.db().lock_many(&keys);
     if nx {
-        for k in &keys {
-            let (shard, h) = guard.shard(k);
-            if shard.get(h, k, now).is_some() {
+        for k in argv[1..].iter().step_by(2) {
+            if ctx.keys.exists_for_write(k) {
                 return ctx.out.int(0);
             }
         }
     }
     for pair in argv[1..].chunks(2) {
-        let (shard, h) = guard.shard(pair[0]);
-        shard.insert(h, pair[0], StrRef::encode(pair[1]), NO_EXPIRE);
+        ctx.keys
+            .insert(pair[0], StrRef::encode(pair[1]), NO_EXPIRE, SET);
     }
     if nx {
         ctx.out.int(1);
@@ -387,30 +383,45 @@ fn check_len(ctx: &Ctx, size: i64, append: i64) -> Result<(), ()> {
     }
 }
 
-fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let now = now_ms();
-    let (key, extra) = (argv[1], argv[2]);
-    let (mut shard, h) = ctx.db().lock(key);
-    match read_str(&mut shard, h, key, now) {
-        Err(e) => ctx.out.error(e),
-        Ok(None) => {
-            shard.insert(h, key, StrRef::encode(extra), NO_EXPIRE);
-            ctx.out.int(extra.len() as i64);
-        }
-        Ok(Some(s)) => {
-            if check_len(ctx, s.len() as i64, extra.len() as i64).is_err() {
-                return ctx.out.error(MAX_BULK_ERR);
-            }
-            let data = s.make_raw();
-            data.extend_from_slice(extra);
-            ctx.out.int(data.len() as i64);
-        }
+/// The string at `key` for modification: Ok(None) if absent, Err on wrong type.
+fn modify_str<'k>(
+    keys: &'k mut Locked,
+    key: &[u8],
+    event: Event,
+) -> Result<Option<EntryMut<'k>>, &'static str> {
+    match keys.modify(key, event) {
+        None => Ok(None),
+        Some(e) if e.value().as_str().is_some() => Ok(Some(e)),
+        Some(_) => Err(WRONGTYPE),
     }
 }
 
+fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let (key, extra) = (argv[1], argv[2]);
+    let ev = Event::string("append");
+    let max = max_bulk(ctx);
+    let appended = match modify_str(&mut ctx.keys, key, ev) {
+        Err(e) => return ctx.out.error(e),
+        Ok(None) => None,
+        Ok(Some(mut e)) => {
+            let len = e.value().as_str().map_or(0, |s| s.len()) as i64;
+            if len.checked_add(extra.len() as i64).is_none_or(|t| t > max) {
+                return ctx.out.error(MAX_BULK_ERR);
+            }
+            let data = e.make_raw();
+            data.extend_from_slice(extra);
+            Some(data.len())
+        }
+    };
+    let len = appended.unwrap_or_else(|| {
+        ctx.keys.insert(key, StrRef::encode(extra), NO_EXPIRE, ev);
+        extra.len()
+    });
+    ctx.out.int(len as i64);
+}
+
 fn strlen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    match read_str(&mut shard, h, argv[1], now_ms()) {
+    match read_str(&mut ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(s)) => ctx.out.int(s.len() as i64),
@@ -418,30 +429,30 @@ fn strlen(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
     // One lookup: update in place when the key exists, insert only when it does not.
-    let new = match read_str(&mut shard, h, key, now) {
+    let updated = match modify_str(&mut ctx.keys, key, INCRBY) {
         Err(e) => return ctx.out.error(e),
-        Ok(Some(mut s)) => {
-            let cur = match s.get() {
-                StrRef::Int(n) => n,
-                other => match engine::value::parse_strict_i64(&other.to_bytes()) {
+        Ok(Some(mut e)) => {
+            let cur = match e.value().as_str() {
+                Some(StrRef::Int(n)) => n,
+                Some(other) => match engine::value::parse_strict_i64(&other.to_bytes()) {
                     Some(n) => n,
                     None => return ctx.out.error(NOT_INT),
                 },
+                None => return ctx.out.error(WRONGTYPE),
             };
             let Some(new) = cur.checked_add(by) else {
                 return ctx.out.error(OVERFLOW);
             };
-            s.set(StrRef::Int(new));
-            new
+            e.set_value(StrRef::Int(new));
+            Some(new)
         }
-        Ok(None) => {
-            shard.insert(h, key, StrRef::Int(by), NO_EXPIRE);
-            by
-        }
+        Ok(None) => None,
     };
+    let new = updated.unwrap_or_else(|| {
+        ctx.keys.insert(key, StrRef::Int(by), NO_EXPIRE, INCRBY);
+        by
+    });
     ctx.out.int(new);
 }
 
@@ -470,14 +481,14 @@ fn decrby(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
-    let cur = match read_str(&mut shard, h, key, now) {
+    let ev = Event::string("incrbyfloat");
+    let cur = match modify_str(&mut ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => Some(LongDouble::from_i64(0)),
-        Ok(Some(s)) => match s.get() {
-            StrRef::Int(n) => Some(LongDouble::from_i64(n)),
-            StrRef::Embstr(data) | StrRef::Raw(data) => LongDouble::parse(data),
+        Ok(Some(e)) => match e.value().as_str() {
+            Some(StrRef::Int(n)) => Some(LongDouble::from_i64(n)),
+            Some(StrRef::Embstr(data) | StrRef::Raw(data)) => LongDouble::parse(data),
+            None => None,
         },
     };
     let (Some(cur), Some(incr)) = (cur, LongDouble::parse(argv[2])) else {
@@ -491,12 +502,18 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.bulk(&text);
     // createStringObject: embstr or raw, never int; the TTL is kept.
     let value = StrRef::created(&text);
-    match read_str(&mut shard, h, key, now) {
-        Ok(Some(mut s)) => s.set(value),
-        _ => {
-            shard.insert(h, key, value, NO_EXPIRE);
+    let updated = match ctx.keys.modify(key, ev) {
+        Some(mut e) => {
+            e.set_value(value);
+            true
         }
+        None => false,
+    };
+    if !updated {
+        ctx.keys.insert(key, value, NO_EXPIRE, ev);
     }
+    // Propagated as a SET of the result, so float rounding cannot differ on replay.
+    ctx.propagate.replace(&[b"SET", key, &text, b"KEEPTTL"]);
 }
 
 fn getrange(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -504,11 +521,10 @@ fn getrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         _ => return ctx.out.error(NOT_INT),
     };
-    let (mut shard, h) = ctx.db().lock(argv[1]);
-    let s = match read_str(&mut shard, h, argv[1], now_ms()) {
+    let s = match read_str(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.bulk(b""),
-        Ok(Some(s)) => s.into_ref().to_bytes(),
+        Ok(Some(s)) => s.to_bytes(),
     };
     let len = s.len() as i64;
     if start < 0 && end < 0 && start > end {
@@ -535,31 +551,37 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
-    let now = now_ms();
-    let (mut shard, h) = ctx.db().lock(key);
-    match read_str(&mut shard, h, key, now) {
-        Err(e) => ctx.out.error(e),
-        Ok(None) => {
-            if value.is_empty() {
-                return ctx.out.int(0);
-            }
-            if check_len(ctx, offset, value.len() as i64).is_err() {
-                return ctx.out.error(MAX_BULK_ERR);
-            }
-            let mut data = vec![0u8; offset as usize];
-            data.extend_from_slice(value);
-            let len = data.len();
-            shard.insert(h, key, StrRef::Raw(&data), NO_EXPIRE);
-            ctx.out.int(len as i64);
+    let ev = Event::string("setrange");
+    let fits = check_len(ctx, offset, value.len() as i64).is_ok();
+    let found = match modify_str(&mut ctx.keys, key, ev) {
+        Err(e) => return ctx.out.error(e),
+        Ok(found) => found.is_some(),
+    };
+    if !found {
+        if value.is_empty() {
+            return ctx.out.int(0);
         }
-        Ok(Some(s)) => {
+        if !fits {
+            return ctx.out.error(MAX_BULK_ERR);
+        }
+        let mut data = vec![0u8; offset as usize];
+        data.extend_from_slice(value);
+        let len = data.len();
+        ctx.keys.insert(key, StrRef::Raw(&data), NO_EXPIRE, ev);
+        return ctx.out.int(len as i64);
+    }
+    match modify_str(&mut ctx.keys, key, ev) {
+        Err(e) => ctx.out.error(e),
+        Ok(None) => ctx.out.int(0),
+        Ok(Some(mut e)) => {
+            let len = e.value().as_str().map_or(0, |s| s.len());
             if value.is_empty() {
-                return ctx.out.int(s.len() as i64);
+                return ctx.out.int(len as i64);
             }
-            if check_len(ctx, offset, value.len() as i64).is_err() {
+            if !fits {
                 return ctx.out.error(MAX_BULK_ERR);
             }
-            let data = s.make_raw();
+            let data = e.make_raw();
             let end = offset as usize + value.len();
             if data.len() < end {
                 data.resize(end, 0);
@@ -626,13 +648,9 @@ fn lcs_walk(a: &[u8], b: &[u8], table: &[u32], minmatchlen: i64) -> (Vec<u8>, Ve
 }
 
 fn lcs(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let now = now_ms();
     let (a, b) = {
-        let mut guard = ctx.db().lock_many(&argv[1..3]);
-        let mut get = |k: &[u8]| {
-            let (shard, h) = guard.shard(k);
-            read_str(shard, h, k, now).map(|s| s.map(|s| s.into_ref().to_bytes().into_owned()))
-        };
+        let mut get =
+            |k: &[u8]| read_str(&mut ctx.keys, k).map(|s| s.map(|s| s.to_bytes().into_owned()));
         match (get(argv[1]), get(argv[2])) {
             (Ok(a), Ok(b)) => (a.unwrap_or_default(), b.unwrap_or_default()),
             _ => {

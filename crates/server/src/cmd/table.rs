@@ -103,6 +103,44 @@ pub fn acl_category_bit(name: &str) -> u64 {
         .map_or(0, |i| 1 << i)
 }
 
+/// How the dispatcher locks for a command. Most commands lock the keys their key specs
+/// name; [`LOCK_RULES`] lists the ones that touch more than that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockRule {
+    /// No keyspace access.
+    None,
+    /// The keys the key specs name, in the client's database.
+    Keys,
+    /// Walks the client's database a shard at a time (KEYS, SCAN, RANDOMKEY, DBSIZE).
+    WalkDb,
+    /// Walks every database a shard at a time (INFO's keyspace section).
+    WalkAll,
+    /// Holds every shard of the client's database (FLUSHDB).
+    WholeDb,
+    /// Holds every shard of every database (FLUSHALL, SWAPDB).
+    AllDbs,
+    /// Keys in the client's database and in a database named by an argument (MOVE,
+    /// COPY ... DB n).
+    CrossDb,
+    /// DEBUG OBJECT's key.
+    DebugObject,
+}
+
+/// Commands whose lock rule is not simply their key specs.
+const LOCK_RULES: &[(&str, LockRule)] = &[
+    ("keys", LockRule::WalkDb),
+    ("scan", LockRule::WalkDb),
+    ("randomkey", LockRule::WalkDb),
+    ("dbsize", LockRule::WalkDb),
+    ("info", LockRule::WalkAll),
+    ("flushdb", LockRule::WholeDb),
+    ("flushall", LockRule::AllDbs),
+    ("swapdb", LockRule::AllDbs),
+    ("move", LockRule::CrossDb),
+    ("copy", LockRule::CrossDb),
+    ("debug", LockRule::DebugObject),
+];
+
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeyRange {
@@ -131,6 +169,11 @@ pub struct CommandDef {
     pub tips: Vec<String>,
     pub legacy_keys: KeyRange,
     pub movable_keys: bool,
+    /// How the dispatcher locks for it.
+    pub lock: LockRule,
+    /// Keys at (first, last, step) positions (last negative: from the end), when one plain
+    /// range key spec says it all: the dispatcher reads them without allocating.
+    pub simple_keys: Option<(i64, i64, i64)>,
     pub handler: Option<Handler>,
     pub subcommands: HashMap<String, Arc<CommandDef>>,
     /// Per-worker counters (INFO commandstats), one padded slot per worker plus one.
@@ -445,6 +488,44 @@ fn make_def(
         .map(KeySpec::parse)
         .collect();
     let (legacy_keys, movable_keys) = legacy_range(&key_specs);
+    let getkeys = spec
+        .get("get_keys_function")
+        .and_then(Json::as_str)
+        .and_then(GetKeysProc::from_name);
+    let simple_keys = match key_specs.as_slice() {
+        [KeySpec {
+            begin: BeginSearch::Index(pos),
+            find:
+                FindKeys::Range {
+                    lastkey,
+                    step,
+                    limit,
+                },
+            flags,
+            ..
+        }] if getkeys.is_none()
+            && (*lastkey >= 0 || *limit <= 1)
+            && *step > 0
+            && flags & (keyspec::KEY_NOT_KEY | keyspec::KEY_VARIABLE_FLAGS) == 0 =>
+        {
+            let last = if *lastkey >= 0 {
+                pos + lastkey
+            } else {
+                *lastkey
+            };
+            Some((*pos, last, *step))
+        }
+        _ => None,
+    };
+    let lock = LOCK_RULES
+        .iter()
+        .find(|(n, _)| *n == fullname)
+        .map(|(_, r)| *r)
+        .unwrap_or(if keyspec::has_keys(&key_specs, getkeys) {
+            LockRule::Keys
+        } else {
+            LockRule::None
+        });
     let mut flag_bits = json_names(spec, "command_flags")
         .iter()
         .fold(0, |b, n| b | flag_bit(n));
@@ -463,10 +544,7 @@ fn make_def(
         flag_bits,
         acl_categories: implicit_acl(&flags, explicit_acl),
         spec: spec.clone(),
-        getkeys: spec
-            .get("get_keys_function")
-            .and_then(Json::as_str)
-            .and_then(GetKeysProc::from_name),
+        getkeys,
         tips: json_names(spec, "command_tips")
             .iter()
             .map(|t| t.to_lowercase())
@@ -474,9 +552,39 @@ fn make_def(
         key_specs,
         legacy_keys,
         movable_keys,
+        lock,
+        simple_keys,
         handler,
         subcommands,
         counters: (0..slots).map(|_| CmdCounters::default()).collect(),
         id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler whose name is not in Redis's command JSON would silently vanish from the
+    /// table: every registered handler must be found.
+    #[test]
+    fn every_handler_is_in_the_table() {
+        let table = CommandTable::load(1);
+        for name in crate::cmd::handlers().keys() {
+            let found = table.all.iter().any(|c| c.fullname == *name);
+            assert!(found, "handler '{name}' has no command definition");
+        }
+    }
+
+    #[test]
+    fn lock_rules_and_simple_keys() {
+        let table = CommandTable::load(1);
+        let get = |n: &str| table.get(n.as_bytes()).expect(n);
+        assert_eq!(get("get").simple_keys, Some((1, 1, 1)));
+        assert_eq!(get("mset").simple_keys, Some((1, -1, 2)));
+        assert_eq!(get("get").lock, LockRule::Keys);
+        assert_eq!(get("ping").lock, LockRule::None);
+        assert_eq!(get("flushall").lock, LockRule::AllDbs);
+        assert_eq!(get("keys").lock, LockRule::WalkDb);
     }
 }

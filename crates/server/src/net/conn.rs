@@ -11,7 +11,7 @@
 
 use super::stream::Stream;
 use crate::clients::flag;
-use crate::cmd::{self, ClientState, Ctx, ReplyMode};
+use crate::cmd::{self, ClientState, ReplyMode};
 use crate::server::Server;
 use resp::{Limits, Parsed, ReplyBuf, RequestParser};
 use std::io::{ErrorKind, Read, Write};
@@ -278,12 +278,7 @@ impl Conn {
         if self.state.reply_mode == ReplyMode::SkipNext {
             self.state.reply_mode = ReplyMode::Skipping;
         }
-        let mut ctx = Ctx {
-            srv,
-            client: &mut self.state,
-            out: &mut self.out,
-        };
-        cmd::execute(&mut ctx, argv);
+        crate::dispatch::execute(srv, &mut self.state, &mut self.out, argv);
         match self.state.reply_mode {
             ReplyMode::Off => self.out.out.truncate(mark),
             ReplyMode::Skipping => {

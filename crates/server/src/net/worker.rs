@@ -230,6 +230,7 @@ impl Worker {
             reply_mode: ReplyMode::On,
             worker: self.index,
             redacted: 0,
+            propagation_reader: false,
         };
         let mut conn = Conn::new(nc.stream, state);
         // Registered once for both edges; never re-registered (see conn.rs).
@@ -296,6 +297,7 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            conn.state.leave(&self.srv);
             let info = &conn.state.info;
             if info.is_monitor() {
                 self.srv.clients.monitors.remove(info.id);

@@ -1,0 +1,918 @@
+//! The shards one command holds, and the only way to read or write keys.
+//!
+//! A [`Plan`] names what a command touches (its keys, hashed once each; a whole database;
+//! or every database). [`Keyspace::lock`] takes those shard locks in ascending (db, shard)
+//! order and returns a [`Locked`]: reads and writes are different calls on it, and every
+//! write records a change event ([`Changes`]) that the server feeds to its consumers while
+//! the locks are still held.
+//!
+//! A `Locked` that holds nothing (a command without keys) may still walk a database: it
+//! then locks one shard at a time and releases it before the next, so it never holds two.
+
+use crate::clock::{lru_clock, now_ms};
+use crate::entry::Entry;
+use crate::event::{Changes, DbChange, Event};
+use crate::keyspace::{Cleared, Keyspace};
+use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
+use crate::value::ValueRef;
+use parking_lot::MutexGuard;
+use smallvec::SmallVec;
+
+/// What a command holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The shards of its keys (none for a command without keys).
+    Keys,
+    /// Every shard of one database (FLUSHDB; EXEC of a command that walks a database).
+    Db(usize),
+    /// Every shard of every database (FLUSHALL, SWAPDB).
+    All,
+}
+
+/// A key's hash, remembered by the address of the argument it was computed for, so the
+/// handler's lookups do not hash again.
+#[derive(Clone, Copy, Debug)]
+struct KeyHash {
+    addr: usize,
+    len: usize,
+    hash: u64,
+}
+
+/// The locks a command needs, worked out before it runs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    scope: Scope,
+    /// (db, shard) of each key, in the order added.
+    slots: SmallVec<[(u32, u32); 4]>,
+    hashes: SmallVec<[KeyHash; 4]>,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            scope: Scope::Keys,
+            slots: SmallVec::new(),
+            hashes: SmallVec::new(),
+        }
+    }
+}
+
+impl Plan {
+    pub fn new() -> Plan {
+        Plan::default()
+    }
+
+    /// Add a key of database `db` (hashed here, once).
+    pub fn key(&mut self, ks: &Keyspace, db: usize, key: &[u8]) {
+        let hash = hash_key(key);
+        let shard = ks.db(db).shard_index(hash);
+        self.slots.push((db as u32, shard as u32));
+        self.hashes.push(KeyHash {
+            addr: key.as_ptr() as usize,
+            len: key.len(),
+            hash,
+        });
+    }
+
+    /// One shard by index (the expiry cycle).
+    pub fn shard(&mut self, db: usize, shard: usize) {
+        self.slots.push((db as u32, shard as u32));
+    }
+
+    /// Hold every shard of `db` (widening to every database if the plan already needs
+    /// another one).
+    pub fn whole_db(&mut self, db: usize) {
+        self.scope = match self.scope {
+            Scope::Keys | Scope::Db(_) if self.only_db(db) => Scope::Db(db),
+            _ => Scope::All,
+        };
+    }
+
+    pub fn all(&mut self) {
+        self.scope = Scope::All;
+    }
+
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// Add another plan's needs (EXEC's union of its commands').
+    pub fn merge(&mut self, other: &Plan) {
+        self.slots.extend_from_slice(&other.slots);
+        self.hashes.extend_from_slice(&other.hashes);
+        match other.scope {
+            Scope::Keys => {}
+            Scope::Db(d) => self.whole_db(d),
+            Scope::All => self.all(),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self = Plan::default();
+    }
+
+    /// Is everything planned so far in `db`?
+    fn only_db(&self, db: usize) -> bool {
+        let db = db as u32;
+        let scope_ok = match self.scope {
+            Scope::Db(d) => d as u32 == db,
+            Scope::Keys => true,
+            Scope::All => false,
+        };
+        scope_ok && self.slots.iter().all(|(d, _)| *d == db)
+    }
+}
+
+/// One held shard.
+struct Held<'a> {
+    db: u32,
+    shard: u32,
+    guard: MutexGuard<'a, Shard>,
+}
+
+/// Read lookup flags (Redis's LOOKUP_NOTOUCH, LOOKUP_NOSTATS, LOOKUP_NONOTIFY).
+#[derive(Clone, Copy, Debug)]
+pub struct Read {
+    pub touch: bool,
+    pub stats: bool,
+    pub notify: bool,
+}
+
+impl Read {
+    /// lookupKeyRead: refreshes the access time, counts a hit or miss, announces a miss.
+    pub const NORMAL: Read = Read {
+        touch: true,
+        stats: true,
+        notify: true,
+    };
+    /// TYPE, TTL, EXISTS: no access-time update.
+    pub const NOTOUCH: Read = Read {
+        touch: false,
+        stats: true,
+        notify: true,
+    };
+    /// OBJECT: no access-time update, no key-miss event.
+    pub const NOTOUCH_NONOTIFY: Read = Read {
+        touch: false,
+        stats: true,
+        notify: false,
+    };
+}
+
+/// The shards a command holds. See the module documentation.
+pub struct Locked<'a> {
+    ks: &'a Keyspace,
+    db: usize,
+    scope: Scope,
+    /// Sorted by (db, shard); for `Db`/`All` every shard, indexable directly.
+    guards: SmallVec<[Held<'a>; 4]>,
+    hashes: SmallVec<[KeyHash; 4]>,
+    /// Where the last remembered hash was found (handlers use keys in order).
+    cursor: usize,
+    now: i64,
+    pub changes: Changes,
+}
+
+impl Keyspace {
+    /// Take the plan's locks in ascending (db, shard) order. `db` is the database that
+    /// key lookups without an explicit one use; `changes` is an empty buffer to record
+    /// into (reused between commands).
+    pub fn lock<'a>(&'a self, plan: &Plan, db: usize, changes: Changes) -> Locked<'a> {
+        let mut guards: SmallVec<[Held<'a>; 4]> = SmallVec::new();
+        let mut scope = plan.scope;
+        if let Scope::Db(d) = scope {
+            if !plan.only_db(d) {
+                scope = Scope::All;
+            }
+        }
+        match scope {
+            Scope::Keys => {
+                let mut slots = plan.slots.clone();
+                slots.sort_unstable();
+                slots.dedup();
+                for (d, s) in slots {
+                    guards.push(Held {
+                        db: d,
+                        shard: s,
+                        guard: self.db(d as usize).shards[s as usize].lock(),
+                    });
+                }
+            }
+            Scope::Db(d) => self.lock_db(d, &mut guards),
+            Scope::All => {
+                for d in 0..self.len() {
+                    self.lock_db(d, &mut guards);
+                }
+            }
+        }
+        Locked {
+            ks: self,
+            db,
+            scope,
+            guards,
+            hashes: plan.hashes.clone(),
+            cursor: 0,
+            now: now_ms(),
+            changes,
+        }
+    }
+
+    fn lock_db<'a>(&'a self, d: usize, guards: &mut SmallVec<[Held<'a>; 4]>) {
+        for (s, m) in self.db(d).shards.iter().enumerate() {
+            guards.push(Held {
+                db: d as u32,
+                shard: s as u32,
+                guard: m.lock(),
+            });
+        }
+    }
+}
+
+/// The held shard `(db, index)`, if held.
+fn held<'g>(
+    guards: &'g mut [Held<'_>],
+    scope: Scope,
+    per_db: usize,
+    db: usize,
+    index: usize,
+) -> Option<&'g mut Shard> {
+    let pos = match scope {
+        Scope::Db(d) if d == db => Some(index),
+        Scope::All => Some(db * per_db + index),
+        Scope::Db(_) => None,
+        Scope::Keys => guards
+            .binary_search_by(|h| (h.db, h.shard).cmp(&(db as u32, index as u32)))
+            .ok(),
+    }?;
+    guards.get_mut(pos).map(|h| &mut *h.guard)
+}
+
+impl<'a> Locked<'a> {
+    /// The database key lookups use.
+    pub fn db(&self) -> usize {
+        self.db
+    }
+
+    /// Switch the database key lookups use (SELECT inside EXEC).
+    pub fn set_db(&mut self, db: usize) {
+        self.db = db;
+    }
+
+    pub fn keyspace(&self) -> &'a Keyspace {
+        self.ks
+    }
+
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// The time this command runs at (fixed when the locks were taken).
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// Release the locks; hands back the change buffer (to be cleared and reused).
+    pub fn release(self) -> Changes {
+        self.changes
+    }
+
+    /// Take over another set of locks' recorded changes (EXEC).
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
+    }
+
+    fn hash(&mut self, key: &[u8]) -> u64 {
+        let (addr, len) = (key.as_ptr() as usize, key.len());
+        let n = self.hashes.len();
+        for i in 0..n {
+            let j = (self.cursor + i) % n;
+            let k = self.hashes[j];
+            if k.addr == addr && k.len == len {
+                self.cursor = j + 1;
+                return k.hash;
+            }
+        }
+        hash_key(key)
+    }
+
+    /// The held shard for hash `h` of database `db`, and the change buffer.
+    ///
+    /// Panics if the shard is not held: a command touched a key its plan did not name, a
+    /// bug the dispatcher turns into an error reply.
+    fn shard_for(&mut self, db: usize, h: u64) -> (&mut Shard, &mut Changes) {
+        let d = self.ks.db(db);
+        let index = d.shard_index(h);
+        let per_db = d.shard_count();
+        match held(&mut self.guards, self.scope, per_db, db, index) {
+            Some(s) => (s, &mut self.changes),
+            None => panic!("key of db {db} shard {index} used without its lock"),
+        }
+    }
+
+    /// Run `f` on shard `index` of `db`: the held one, or (when nothing is held) locked
+    /// for the length of `f` only.
+    fn with_shard<R>(
+        &mut self,
+        db: usize,
+        index: usize,
+        f: impl FnOnce(&mut Shard, &mut Changes) -> R,
+    ) -> R {
+        let d = self.ks.db(db);
+        let per_db = d.shard_count();
+        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
+            return f(s, &mut self.changes);
+        }
+        assert!(
+            self.guards.is_empty(),
+            "walking db {db} while holding other shards"
+        );
+        let mut g = d.shards[index].lock();
+        f(&mut g, &mut self.changes)
+    }
+
+    // ---- reads ----
+
+    /// lookupKeyRead on the current database.
+    pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.read_in(self.db, key, Read::NORMAL).map(|e| &*e)
+    }
+
+    /// A read lookup with Redis's flags, on database `db`.
+    pub fn read_in(&mut self, db: usize, key: &[u8], how: Read) -> Option<&mut Entry> {
+        let h = self.hash(key);
+        let now = self.now;
+        let (shard, changes) = self.shard_for(db, h);
+        let found = match shard.lookup(h, key, now) {
+            Lookup::Live(e, _) => {
+                if how.touch {
+                    e.touch();
+                }
+                Some(e)
+            }
+            Lookup::Expired(e) => {
+                changes.record(db, key, Event::EXPIRED);
+                drop(e);
+                None
+            }
+            Lookup::Missing => None,
+        };
+        match &found {
+            Some(_) if how.stats => changes.hits += 1,
+            None => {
+                if how.notify {
+                    changes.record(db, key, Event::KEY_MISS);
+                }
+                if how.stats {
+                    changes.misses += 1;
+                }
+            }
+            _ => {}
+        }
+        found
+    }
+
+    /// A read with flags on the current database.
+    pub fn read(&mut self, key: &[u8], how: Read) -> Option<&Entry> {
+        self.read_in(self.db, key, how).map(|e| &*e)
+    }
+
+    /// The entry as it is, expired or not, without statistics or access-time update
+    /// (introspection: DEBUG OBJECT, MEMORY USAGE).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.peek_in(self.db, key)
+    }
+
+    pub fn peek_in(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
+        let h = self.hash(key);
+        let (shard, _) = self.shard_for(db, h);
+        shard.peek(h, key)
+    }
+
+    // ---- writes ----
+
+    /// lookupKeyWrite on database `db`: deletes the key if its TTL has passed (recording
+    /// `expired`) and says whether it exists.
+    pub fn exists_for_write_in(&mut self, db: usize, key: &[u8]) -> bool {
+        self.modify_in(db, key, Event::NONE).is_some()
+    }
+
+    pub fn exists_for_write(&mut self, key: &[u8]) -> bool {
+        self.exists_for_write_in(self.db, key)
+    }
+
+    /// The live entry for modification in place; `event` is recorded (once) if it is
+    /// modified.
+    pub fn modify(&mut self, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
+        self.modify_in(self.db, key, event)
+    }
+
+    pub fn modify_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
+        let h = self.hash(key);
+        let now = self.now;
+        let (shard, changes) = self.shard_for(db, h);
+        match shard.lookup(h, key, now) {
+            Lookup::Live(entry, expires) => {
+                entry.touch();
+                Some(EntryMut {
+                    entry,
+                    expires,
+                    changes,
+                    db,
+                    event,
+                    changed: false,
+                })
+            }
+            Lookup::Expired(e) => {
+                changes.record(db, key, Event::EXPIRED);
+                drop(e);
+                None
+            }
+            Lookup::Missing => None,
+        }
+    }
+
+    /// Store `value` under `key` (replacing any value and TTL it had): Redis's setKey.
+    /// Records `new` if the key is created, then `event`.
+    pub fn insert<'v>(
+        &mut self,
+        key: &[u8],
+        value: impl Into<ValueRef<'v>>,
+        expire_at: i64,
+        event: Event,
+    ) {
+        let entry = Entry::new(key, value, expire_at, lru_clock());
+        self.insert_entry_in(self.db, key, entry, event);
+    }
+
+    /// Put a whole entry in database `db` under `key`, which must be its key (RENAME,
+    /// MOVE, COPY, RESTORE), replacing any; records `new` if the key is created, then
+    /// `event`.
+    pub fn insert_entry_in(&mut self, db: usize, key: &[u8], entry: Entry, event: Event) {
+        debug_assert_eq!(key, entry.key());
+        let h = self.hash(key);
+        let now = self.now;
+        let (shard, changes) = self.shard_for(db, h);
+        match shard.insert_entry(h, entry) {
+            Some(old) if !old.is_expired(now) => {}
+            Some(_) => {
+                // lookupKeyWrite would have deleted it first.
+                changes.record(db, key, Event::EXPIRED);
+                changes.record(db, key, Event::NEW);
+            }
+            None => changes.record(db, key, Event::NEW),
+        }
+        changes.record(db, key, event);
+    }
+
+    /// Delete `key` (a key past its TTL counts as absent and is recorded `expired`).
+    pub fn remove(&mut self, key: &[u8], event: Event) -> Option<Entry> {
+        self.remove_in(self.db, key, event)
+    }
+
+    pub fn remove_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<Entry> {
+        let h = self.hash(key);
+        let now = self.now;
+        let (shard, changes) = self.shard_for(db, h);
+        let e = shard.remove(h, key)?;
+        if e.is_expired(now) {
+            changes.record(db, key, Event::EXPIRED);
+            return None;
+        }
+        changes.record(db, key, event);
+        Some(e)
+    }
+
+    /// Set or clear the TTL of an existing key; false if it does not exist.
+    pub fn set_expire(&mut self, key: &[u8], expire_at: i64, event: Event) -> bool {
+        match self.modify(key, event) {
+            Some(mut e) => {
+                e.set_expire(expire_at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Record `event` for `key` of the current database (after a write made with
+    /// [`Event::NONE`], to announce events in Redis's order).
+    pub fn notify(&mut self, key: &[u8], event: Event) {
+        self.changes.record(self.db, key, event);
+    }
+
+    pub fn notify_in(&mut self, db: usize, key: &[u8], event: Event) {
+        self.changes.record(db, key, event);
+    }
+
+    /// Add to the dirty counter beyond the events' own count.
+    pub fn add_dirty(&mut self, n: u64) {
+        self.changes.extra_dirty += n;
+    }
+
+    /// Empty database `db` (its shards must be held); returns what was removed so the
+    /// caller can free it where it likes.
+    pub fn flush_db(&mut self, db: usize) -> Cleared {
+        let per_db = self.ks.db(db).shard_count();
+        let mut out = Vec::with_capacity(per_db);
+        let mut removed = 0u64;
+        for i in 0..per_db {
+            let shard = held(&mut self.guards, self.scope, per_db, db, i)
+                .expect("FLUSHDB holds every shard of its database");
+            let t = shard.take_all();
+            removed += t.len() as u64;
+            out.push(t);
+        }
+        self.changes.extra_dirty += removed;
+        self.changes.db_changes.push(DbChange::Flushed(db));
+        out
+    }
+
+    /// Swap the contents of databases `a` and `b` (every shard must be held).
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        assert_eq!(self.scope, Scope::All, "SWAPDB holds every database");
+        if a == b {
+            return;
+        }
+        let per_db = self.ks.db(0).shard_count();
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (first, second) = self.guards.split_at_mut(hi * per_db);
+        for i in 0..per_db {
+            first[lo * per_db + i].guard.swap(&mut second[i].guard);
+        }
+        self.changes.db_changes.push(DbChange::Swapped(a, b));
+    }
+
+    // ---- walks over a database ----
+
+    pub fn shard_count(&self, db: usize) -> usize {
+        self.ks.db(db).shard_count()
+    }
+
+    /// Visit the shards of `db` in order, read-only, until `visit` returns false.
+    pub fn walk_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
+        for i in 0..self.shard_count(db) {
+            if !self.with_shard(db, i, |s, _| visit(s)) {
+                break;
+            }
+        }
+    }
+
+    /// Number of keys in `db` (expired-but-not-yet-collected keys included, as in Redis).
+    pub fn len_in(&mut self, db: usize) -> usize {
+        let mut n = 0;
+        self.walk_in(db, |s| {
+            n += s.len();
+            true
+        });
+        n
+    }
+
+    /// Number of keys with a TTL in `db`.
+    pub fn expires_len_in(&mut self, db: usize) -> usize {
+        let mut n = 0;
+        self.walk_in(db, |s| {
+            n += s.expires_len();
+            true
+        });
+        n
+    }
+
+    /// Visit every entry of `db`, expired ones included, a shard at a time.
+    pub fn for_each_in(&mut self, db: usize, mut visit: impl FnMut(&Entry)) {
+        self.walk_in(db, |s| {
+            s.iter().for_each(&mut visit);
+            true
+        });
+    }
+
+    /// One SCAN step over `db`. The cursor is `shard << 48 | position`, where keys of a
+    /// shard are visited in the order of the low 48 bits of their hash: a key that stays
+    /// in the database for the whole iteration is returned (its hash never changes),
+    /// whatever resizing happens meanwhile. Keys found past their TTL are deleted (and
+    /// recorded `expired`) instead of visited. Returns the next cursor (0 when done).
+    pub fn scan_in(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&Entry),
+    ) -> u64 {
+        const POS_BITS: u32 = 48;
+        const POS_MASK: u64 = (1 << POS_BITS) - 1;
+        let shards = self.shard_count(db);
+        let mut shard = (cursor >> POS_BITS) as usize;
+        let mut pos = cursor & POS_MASK;
+        let mut returned = 0usize;
+        let count = count.max(1);
+        let now = self.now;
+        while shard < shards {
+            let done = self.with_shard(db, shard, |s, changes| {
+                let mut cands: Vec<(u64, u64, Vec<u8>)> = s
+                    .iter()
+                    .map(|e| (hash_key(e.key()), e))
+                    .filter(|(h, _)| h & POS_MASK >= pos)
+                    .map(|(h, e)| (h & POS_MASK, h, e.key().to_vec()))
+                    .collect();
+                let want = count - returned;
+                let mut end = cands.len();
+                let mut next = None;
+                if cands.len() > want {
+                    cands.sort_unstable_by_key(|c| c.0);
+                    // Never split keys sharing a position across two calls.
+                    let cut_pos = cands[want - 1].0;
+                    end = cands.partition_point(|c| c.0 <= cut_pos);
+                    next = Some(cut_pos);
+                }
+                for (_, h, key) in &cands[..end] {
+                    match s.lookup(*h, key, now) {
+                        Lookup::Live(e, _) => visit(e),
+                        Lookup::Expired(e) => {
+                            changes.record(db, key, Event::EXPIRED);
+                            drop(e);
+                        }
+                        Lookup::Missing => {}
+                    }
+                }
+                (end, next)
+            });
+            match done {
+                (_, Some(cut_pos)) => {
+                    if cut_pos == POS_MASK {
+                        shard += 1;
+                        pos = 0;
+                    } else {
+                        pos = cut_pos + 1;
+                    }
+                    break;
+                }
+                (n, None) => {
+                    returned += n;
+                    shard += 1;
+                    pos = 0;
+                    if returned >= count {
+                        break;
+                    }
+                }
+            }
+        }
+        if shard >= shards {
+            0
+        } else {
+            ((shard as u64) << POS_BITS) | pos
+        }
+    }
+
+    /// A random live key of `db` (RANDOMKEY), deleting expired keys it comes across.
+    pub fn random_key_in(&mut self, db: usize) -> Option<Vec<u8>> {
+        let n = self.shard_count(db);
+        let start = rand::random::<usize>() % n;
+        let now = self.now;
+        // Try random shards first, then sweep so a sparse keyspace still finds its keys.
+        for attempt in 0..n {
+            let i = (start + attempt) % n;
+            let found = self.with_shard(db, i, |s, changes| {
+                for _ in 0..100 {
+                    let key = s.random_key()?.key().to_vec();
+                    let h = hash_key(&key);
+                    match s.lookup(h, &key, now) {
+                        Lookup::Live(..) => return Some(key),
+                        Lookup::Expired(e) => {
+                            changes.record(db, &key, Event::EXPIRED);
+                            drop(e);
+                        }
+                        Lookup::Missing => return None,
+                    }
+                }
+                None
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// One step of the active expiry cycle on held shard `index` of `db`: sample keys with
+    /// a TTL and delete (recording `expired`) the ones past it. Returns (sampled, expired).
+    pub fn expire_sample(&mut self, db: usize, index: usize, samples: usize) -> (usize, usize) {
+        let now = now_ms();
+        self.with_shard(db, index, |s, changes| {
+            s.expire_sample(samples, now, |e| {
+                changes.record(db, e.key(), Event::EXPIRED)
+            })
+        })
+    }
+}
+
+/// A live key held for modification. The event given to [`Locked::modify`] is recorded
+/// when this is dropped, if anything was modified.
+pub struct EntryMut<'l> {
+    entry: &'l mut Entry,
+    expires: &'l mut Expires,
+    changes: &'l mut Changes,
+    db: usize,
+    event: Event,
+    changed: bool,
+}
+
+impl EntryMut<'_> {
+    pub fn entry(&self) -> &Entry {
+        self.entry
+    }
+
+    pub fn value(&self) -> ValueRef<'_> {
+        self.entry.value()
+    }
+
+    pub fn expire_at(&self) -> i64 {
+        self.entry.expire_at()
+    }
+
+    /// Replace the value (the key keeps its TTL).
+    pub fn set_value<'v>(&mut self, v: impl Into<ValueRef<'v>>) {
+        self.changed = true;
+        self.entry.set_value(v);
+    }
+
+    /// The string's bytes for in-place modification (the value becomes `raw`). Only for
+    /// strings.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        self.changed = true;
+        self.entry.make_raw()
+    }
+
+    /// Set or clear the TTL.
+    pub fn set_expire(&mut self, expire_at: i64) {
+        self.changed = true;
+        set_expire_indexed(self.entry, self.expires, expire_at);
+    }
+
+    /// Record this event instead of the one given at lookup (a command whose event
+    /// depends on what it did).
+    pub fn set_event(&mut self, event: Event) {
+        self.event = event;
+    }
+}
+
+impl Drop for EntryMut<'_> {
+    fn drop(&mut self) {
+        if self.changed {
+            self.changes.record(self.db, self.entry.key(), self.event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::StrRef;
+    use crate::NO_EXPIRE;
+    use std::collections::HashSet;
+
+    fn ks() -> Keyspace {
+        Keyspace::new(2, 8)
+    }
+
+    fn locked_keys<'a>(ks: &'a Keyspace, db: usize, keys: &[&[u8]]) -> Locked<'a> {
+        let mut p = Plan::new();
+        for k in keys {
+            p.key(ks, db, k);
+        }
+        ks.lock(&p, db, Changes::default())
+    }
+
+    fn names(c: &Changes) -> Vec<(String, &'static str)> {
+        c.items()
+            .iter()
+            .map(|x| (String::from_utf8_lossy(c.key(x)).into_owned(), x.event.name))
+            .collect()
+    }
+
+    #[test]
+    fn writes_record_events_reads_count() {
+        let ks = ks();
+        let mut l = locked_keys(&ks, 0, &[b"a", b"b"]);
+        l.insert(b"a", StrRef::encode(b"1"), NO_EXPIRE, Event::string("set"));
+        l.insert(b"a", StrRef::encode(b"2"), NO_EXPIRE, Event::string("set"));
+        assert!(l.get(b"a").is_some());
+        assert!(l.get(b"b").is_none());
+        {
+            let mut e = l.modify(b"a", Event::string("incrby")).unwrap();
+            e.set_value(StrRef::Int(3));
+        }
+        // Looked up for write but not modified: nothing recorded.
+        drop(l.modify(b"a", Event::string("append")));
+        assert!(l.remove(b"b", Event::DEL).is_none());
+        assert!(l.remove(b"a", Event::DEL).is_some());
+        let c = l.release();
+        assert_eq!(
+            names(&c),
+            vec![
+                ("a".into(), "new"),
+                ("a".into(), "set"),
+                ("a".into(), "set"),
+                ("b".into(), "keymiss"),
+                ("a".into(), "incrby"),
+                ("a".into(), "del"),
+            ]
+        );
+        assert_eq!((c.hits, c.misses, c.dirty()), (1, 1, 4));
+    }
+
+    #[test]
+    fn lazy_expiry_is_recorded() {
+        let ks = ks();
+        let mut l = locked_keys(&ks, 0, &[b"t"]);
+        l.insert(b"t", StrRef::encode(b"v"), 1, Event::string("set"));
+        assert!(l.get(b"t").is_none());
+        let c = l.release();
+        assert_eq!(
+            names(&c)[2..],
+            [("t".into(), "expired"), ("t".into(), "keymiss")]
+        );
+        assert_eq!(c.expired(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "without its lock")]
+    fn unplanned_key_panics() {
+        let ks = Keyspace::new(1, 1024);
+        let mut l = locked_keys(&ks, 0, &[b"a"]);
+        // Some key of another shard.
+        let other = (0..)
+            .map(|i| format!("k{i}"))
+            .find(|k| {
+                ks.db(0).shard_index(hash_key(k.as_bytes())) != ks.db(0).shard_index(hash_key(b"a"))
+            })
+            .unwrap();
+        l.get(other.as_bytes());
+    }
+
+    #[test]
+    fn scan_visits_every_key_once() {
+        let ks = ks();
+        {
+            let mut p = Plan::new();
+            p.whole_db(0);
+            let mut l = ks.lock(&p, 0, Changes::default());
+            for i in 0..1000 {
+                let k = format!("k{i}");
+                l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            let mut l = ks.lock(&Plan::new(), 0, Changes::default());
+            cursor = l.scan_in(0, cursor, 10, |e| {
+                assert!(seen.insert(e.key().to_vec()), "duplicate");
+            });
+            drop(l);
+            // Keys added during the iteration do not disturb it.
+            let k = format!("new{cursor}");
+            let mut l = locked_keys(&ks, 0, &[k.as_bytes()]);
+            l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
+            drop(l);
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 0..1000 {
+            assert!(seen.contains(format!("k{i}").as_bytes()));
+        }
+    }
+
+    #[test]
+    fn flush_and_swap() {
+        let ks = ks();
+        let mut p = Plan::new();
+        p.all();
+        let mut l = ks.lock(&p, 0, Changes::default());
+        l.insert(b"x", StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
+        l.swap_dbs(0, 1);
+        assert_eq!((l.len_in(0), l.len_in(1)), (0, 1));
+        let cleared = l.flush_db(1);
+        assert_eq!(cleared.iter().map(|t| t.len()).sum::<usize>(), 1);
+        assert_eq!(l.len_in(1), 0);
+        assert_eq!(
+            l.changes.db_changes,
+            vec![DbChange::Swapped(0, 1), DbChange::Flushed(1)]
+        );
+    }
+
+    #[test]
+    fn plan_widens() {
+        let ks = ks();
+        let mut p = Plan::new();
+        p.key(&ks, 0, b"a");
+        p.whole_db(0);
+        assert_eq!(p.scope(), Scope::Db(0));
+        p.key(&ks, 1, b"a");
+        let l = ks.lock(&p, 0, Changes::default());
+        assert_eq!(l.scope(), Scope::All);
+        drop(l);
+        let mut q = Plan::new();
+        q.whole_db(1);
+        p.merge(&q);
+        assert_eq!(p.scope(), Scope::All);
+    }
+}

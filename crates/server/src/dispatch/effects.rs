@@ -1,0 +1,112 @@
+//! The consumers of change events, fed from one place while the command still holds its
+//! locks: statistics (keyspace hits and misses, expired keys), the dirty counter, WATCH
+//! versions, hooks registered by other subsystems, and the propagation stream.
+
+use crate::cmd::table::CommandDef;
+use crate::cmd::Ctx;
+use crate::propagate::{deletion, encode, Op};
+use crate::server::Server;
+use engine::{Changes, Event};
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// A consumer of change events registered by another subsystem (blocked-client wake-ups,
+/// client-side caching, snapshot copy-on-write). It runs with the changed keys' shards
+/// held, on the thread that made the change: it must be quick and must not lock shards.
+pub type ChangeHook = Box<dyn Fn(&Server, &Changes) + Send + Sync>;
+
+/// The registered hooks (read only when at least one exists).
+#[derive(Default)]
+pub struct Hooks {
+    any: AtomicBool,
+    list: RwLock<Vec<ChangeHook>>,
+}
+
+impl Hooks {
+    pub fn register(&self, hook: ChangeHook) {
+        self.list.write().push(hook);
+        self.any.store(true, Relaxed);
+    }
+
+    fn run(&self, srv: &Server, changes: &Changes) {
+        if !self.any.load(Relaxed) {
+            return;
+        }
+        for h in self.list.read().iter() {
+            h(srv, changes);
+        }
+    }
+}
+
+/// After a command's handler: feed what it recorded to every consumer, and clear it.
+pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
+    let srv = ctx.srv;
+    let changes = &ctx.keys.changes;
+    if changes.is_empty() && !ctx.propagate.force {
+        return;
+    }
+    let mut ops = Vec::new();
+    if srv.propagation.active() {
+        expired_ops(srv, changes, &mut ops);
+        if changes.dirty() > 0 || ctx.propagate.force {
+            let db = ctx.keys.db();
+            if ctx.propagate.rewrite.is_empty() {
+                ops.push((db, encode(argv)));
+            } else {
+                for args in &ctx.propagate.rewrite {
+                    let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+                    ops.push((db, encode(&args)));
+                }
+            }
+        }
+    }
+    match ctx.exec_ops.as_mut() {
+        // Inside EXEC: the transaction propagates as one record when it ends.
+        Some(acc) => {
+            acc.extend(ops);
+            consume(srv, ctx.client.worker, changes, Vec::new());
+        }
+        None => consume(srv, ctx.client.worker, changes, ops),
+    }
+    ctx.keys.changes.clear();
+    ctx.propagate = Default::default();
+}
+
+/// DEL (or UNLINK, with `lazyfree-lazy-expire`) for each key recorded as expired.
+pub fn expired_ops(srv: &Server, changes: &Changes, ops: &mut Vec<Op>) {
+    if changes.expired() == 0 {
+        return;
+    }
+    let del = deletion(srv, "lazyfree-lazy-expire");
+    for c in changes.items() {
+        if c.event == Event::EXPIRED {
+            ops.push((c.db as usize, encode(&[del, changes.key(c)])));
+        }
+    }
+}
+
+/// Feed `changes` to the consumers; `ops` is their propagated form. `writer` is the
+/// worker (or `srv.stats.workers.len()` for the other threads).
+pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
+    let st = srv.stats.workers.get(writer).unwrap_or(&srv.stats.global);
+    if changes.hits > 0 {
+        st.keyspace_hits.fetch_add(changes.hits, Relaxed);
+    }
+    if changes.misses > 0 {
+        st.keyspace_misses.fetch_add(changes.misses, Relaxed);
+    }
+    if changes.items().is_empty() && changes.db_changes.is_empty() && ops.is_empty() {
+        return;
+    }
+    let expired = changes.expired();
+    if expired > 0 {
+        st.expired_keys.fetch_add(expired, Relaxed);
+    }
+    let dirty = changes.dirty();
+    if dirty > 0 {
+        st.dirty.fetch_add(dirty, Relaxed);
+    }
+    srv.watches.touch(changes);
+    srv.hooks.run(srv, changes);
+    srv.propagation.push(writer, ops);
+}

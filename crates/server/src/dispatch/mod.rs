@@ -1,0 +1,241 @@
+//! One home for what runs around a handler, in the order of Redis's `call()`:
+//!
+//! 1. look the command up and check it (existence, arity, protection, authentication);
+//! 2. plan its locks from the command table's key specs ([`plan`]) and take them;
+//! 3. run the handler, which reads and writes keys only through the held shards
+//!    (`ctx.keys`), every write recording a change event;
+//! 4. hand the events to their consumers while the locks are still held ([`effects`]):
+//!    statistics, the dirty counter, WATCH versions, registered hooks, and the ordered
+//!    propagation stream;
+//! 5. release the locks, then account for the call: command statistics, latency
+//!    histogram, slow log, latency monitor, MONITOR.
+
+pub mod effects;
+pub mod plan;
+
+use crate::cmd::table::CommandDef;
+use crate::cmd::{client, debug, ClientState, Ctx};
+use crate::propagate::PropagateAs;
+use crate::server::Server;
+use engine::{Changes, Plan};
+use resp::ReplyBuf;
+use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
+
+thread_local! {
+    /// Buffers reused by every command this thread runs.
+    static SCRATCH: RefCell<(Changes, Plan)> = RefCell::new((Changes::default(), Plan::new()));
+}
+
+/// Run one command from a client and account for it.
+pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
+    let (changes, mut plan) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let db = client.db;
+    let mut ctx = Ctx {
+        srv,
+        client,
+        out,
+        // Nothing held yet: locks come once the command is known to run.
+        keys: srv.keyspace.lock(&plan, db, changes),
+        propagate: PropagateAs::default(),
+        exec_ops: None,
+    };
+    if let Some(cmd) = check(&mut ctx, argv) {
+        plan::plan(srv, cmd, argv, ctx.client.db, &mut plan);
+        let changes = ctx.keys.take_changes();
+        ctx.keys = srv.keyspace.lock(&plan, ctx.client.db, changes);
+        call(&mut ctx, cmd, argv);
+    }
+    let mut changes = ctx.keys.release();
+    changes.clear();
+    plan.clear();
+    SCRATCH.with(|s| *s.borrow_mut() = (changes, plan));
+}
+
+/// Redis's checks before a command runs, in Redis's order. Replies the error and returns
+/// `None` when the command must not run.
+fn check<'t>(ctx: &mut Ctx<'t>, argv: &[&[u8]]) -> Option<&'t CommandDef> {
+    let srv: &'t Server = ctx.srv;
+    let worker = ctx.client.worker;
+    ctx.client
+        .info
+        .last_interaction_ms
+        .store(engine::now_ms(), Relaxed);
+    let Some(cmd) = srv.commands.lookup(argv) else {
+        let msg = unknown_command_error(srv, argv);
+        reply_error(ctx, &msg);
+        return None;
+    };
+    ctx.client.info.last_cmd.store(cmd.id + 1, Relaxed);
+    let rejected = |ctx: &mut Ctx, msg: &str| {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        reply_error(ctx, msg);
+    };
+    if !cmd.arity_ok(argv.len()) {
+        let msg = format!(
+            "ERR wrong number of arguments for '{}' command",
+            cmd.fullname
+        );
+        rejected(ctx, &msg);
+        return None;
+    }
+    if let Err(msg) = debug::check_protected(ctx, cmd) {
+        rejected(ctx, &msg);
+        return None;
+    }
+    if !ctx.client.authenticated && !cmd.flags.no_auth {
+        rejected(ctx, "NOAUTH Authentication required.");
+        return None;
+    }
+    if cmd.handler.is_none() {
+        // A container called with its subcommand missing from our table.
+        let msg = unknown_command_error(srv, argv);
+        reply_error(ctx, &msg);
+        return None;
+    }
+    if ctx.client.info.is_monitor() && client::replica_denied(cmd) {
+        rejected(ctx, "ERR Replica can't interact with the keyspace");
+        return None;
+    }
+    Some(cmd)
+}
+
+/// Run a checked command whose locks are held: the handler, its effects, its statistics.
+pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
+    let Some(handler) = cmd.handler else {
+        return;
+    };
+    let srv = ctx.srv;
+    let worker = ctx.client.worker;
+    let before = ctx.out.out.len();
+    let start = std::time::Instant::now();
+    // A bug in one handler must not take the worker (and its clients) down: the panic is
+    // turned into an error reply for this command and logged. (parking_lot locks do not
+    // poison; what the handler recorded before the panic still takes effect.)
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(ctx, argv)));
+    if ran.is_err() {
+        ctx.out.out.truncate(before);
+        crate::log::warning(&format!("internal error running '{}'", cmd.fullname));
+        ctx.out.error(&format!(
+            "ERR internal error running '{}' (this is a Skein bug)",
+            cmd.fullname
+        ));
+    }
+    let elapsed = start.elapsed();
+    effects::apply(ctx, cmd, argv);
+    let c = &cmd.counters[worker];
+    if ctx.out.out.get(before) == Some(&b'-') {
+        c.failed.fetch_add(1, Relaxed);
+        srv.stats.total_error_replies.fetch_add(1, Relaxed);
+        srv.stats.workers[worker].count_error(&ctx.out.out[before + 1..]);
+    }
+    record_call(ctx, cmd, argv, elapsed);
+    if srv.clients.monitors.active() {
+        client::feed_monitors(ctx, cmd, argv);
+    }
+    ctx.client.redacted = 0;
+}
+
+/// Redis's "unknown command" / "unknown subcommand" text for `argv`.
+fn unknown_command_error(srv: &Server, argv: &[&[u8]]) -> String {
+    let name = String::from_utf8_lossy(argv[0]);
+    let is_container = srv.commands.get(argv[0]).is_some_and(|c| c.is_container());
+    let msg = if is_container {
+        let arg = String::from_utf8_lossy(argv[1]);
+        format!(
+            "ERR unknown subcommand '{}'. Try {} HELP.",
+            truncate(&arg, 128),
+            name.to_uppercase()
+        )
+    } else {
+        let mut args = String::new();
+        for a in &argv[1..] {
+            if args.len() >= 128 {
+                break;
+            }
+            let room = 128 - args.len();
+            let a = String::from_utf8_lossy(a);
+            args.push('\'');
+            args.push_str(truncate(&a, room));
+            args.push_str("' ");
+        }
+        format!(
+            "ERR unknown command '{}', with args beginning with: {}",
+            truncate(&name, 128),
+            args
+        )
+    };
+    msg.replace(['\r', '\n'], " ")
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn reply_error(ctx: &mut Ctx, msg: &str) {
+    ctx.srv.stats.total_error_replies.fetch_add(1, Relaxed);
+    ctx.worker_stats().count_error(msg.as_bytes());
+    ctx.out.error(msg);
+}
+
+/// After a command ran: commandstats, its latency histogram, the latency monitor and the
+/// slow log. Per-worker counters only; the slow log and latency monitor take their locks
+/// only for commands past their thresholds.
+fn record_call(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]], elapsed: std::time::Duration) {
+    let srv = ctx.srv;
+    let hot = &srv.config.hot;
+    let usec = elapsed.as_micros() as u64;
+    let c = &cmd.counters[ctx.client.worker];
+    c.calls.fetch_add(1, Relaxed);
+    c.usec.fetch_add(usec, Relaxed);
+    if hot.latency_tracking.load(Relaxed) != 0 {
+        c.record_latency(usec * 1000);
+    }
+    srv.stats.workers[ctx.client.worker]
+        .commands
+        .fetch_add(1, Relaxed);
+    let threshold_ms = hot.latency_threshold_ms.load(Relaxed);
+    if threshold_ms > 0 && (usec / 1000) as i64 >= threshold_ms {
+        let event = if cmd.flags.fast {
+            "fast-command"
+        } else {
+            "command"
+        };
+        srv.stats.latency.add_sample(event, usec / 1000);
+    }
+    let slower_than = hot.slowlog_slower_than.load(Relaxed);
+    if slower_than >= 0 && usec as i64 >= slower_than && !cmd.flags.skip_slowlog {
+        let max_len = srv.config.get_i64("slowlog-max-len").max(0) as usize;
+        let info = &ctx.client.info;
+        let name = info.name.lock().clone();
+        let redacted = ctx.client.redacted;
+        if redacted == 0 {
+            srv.stats
+                .slowlog
+                .push(argv, usec, &info.addr, &name, max_len);
+        } else {
+            // AUTH/HELLO secrets and sensitive CONFIG SET values, as Redis logs them.
+            let shown: Vec<&[u8]> = argv
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    if i < 64 && redacted & (1 << i) != 0 {
+                        &b"(redacted)"[..]
+                    } else {
+                        *a
+                    }
+                })
+                .collect();
+            srv.stats
+                .slowlog
+                .push(&shown, usec, &info.addr, &name, max_len);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The propagation stream: every write, in the form Redis propagates it to the AOF and
+//! replicas (absolute expiry times, DEL for expired keys, MULTI/EXEC around a command or
+//! transaction that did several), in the order the writes took effect.
+//!
+//! Order across workers without a global lock on the command path: a write takes a
+//! sequence number and appends its record to its own worker's segment, both under that
+//! segment's (uncontended) lock, while it still holds its shard locks, so two conflicting
+//! writes get sequence numbers in the order they happened. A reader locks every segment,
+//! which means no sequence number is taken but not yet appended, and merges the records
+//! by sequence number. While nobody reads (no AOF, no replica) writers skip all of it.
+
+use parking_lot::Mutex;
+use resp::ReplyBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// How a command asks to be propagated (set by its handler; Redis's
+/// `rewriteClientCommandVector`, `alsoPropagate`, `forceCommandPropagation`).
+#[derive(Default, Debug)]
+pub struct PropagateAs {
+    /// Propagate these commands instead of the one called.
+    pub rewrite: Vec<Vec<Vec<u8>>>,
+    /// Propagate even though nothing changed (FLUSHDB of an empty database).
+    pub force: bool,
+}
+
+impl PropagateAs {
+    /// Propagate `args` (one command) instead of the command as called.
+    pub fn replace(&mut self, args: &[&[u8]]) {
+        self.rewrite.clear();
+        self.also(args);
+    }
+
+    /// Propagate `args` as well (after the rewrites so far).
+    pub fn also(&mut self, args: &[&[u8]]) {
+        self.rewrite.push(args.iter().map(|a| a.to_vec()).collect());
+    }
+}
+
+/// One command of a record: its database and its RESP encoding.
+pub type Op = (usize, Vec<u8>);
+
+struct Record {
+    seq: u64,
+    ops: Vec<Op>,
+}
+
+pub struct Propagation {
+    readers: AtomicUsize,
+    seq: AtomicU64,
+    segments: Box<[Mutex<Vec<Record>>]>,
+    /// The database of the last command handed to the reader (for its SELECTs).
+    reader_db: Mutex<Option<usize>>,
+}
+
+/// The command a deletion propagates as: UNLINK when the lazy-free `option` (e.g.
+/// `lazyfree-lazy-expire`) is on, else DEL.
+pub fn deletion(srv: &crate::server::Server, option: &str) -> &'static [u8] {
+    if srv.config.get_bool(option) {
+        b"UNLINK"
+    } else {
+        b"DEL"
+    }
+}
+
+/// A command as a RESP multibulk.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut b = ReplyBuf::default();
+    b.array(args.len());
+    for a in args {
+        b.bulk(a);
+    }
+    b.out
+}
+
+impl Propagation {
+    /// One segment per writer (each worker, plus one for the other threads).
+    pub fn new(writers: usize) -> Propagation {
+        Propagation {
+            readers: AtomicUsize::new(0),
+            seq: AtomicU64::new(0),
+            segments: (0..writers.max(1))
+                .map(|_| Mutex::new(Vec::new()))
+                .collect(),
+            reader_db: Mutex::new(None),
+        }
+    }
+
+    /// Is anything reading the stream? (Writers skip building records when not.)
+    pub fn active(&self) -> bool {
+        self.readers.load(Ordering::Relaxed) > 0
+    }
+
+    /// Start reading: records are kept from now on.
+    pub fn attach(&self) {
+        self.readers.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Stop reading; when the last reader leaves, what was kept is dropped.
+    pub fn detach(&self) {
+        let before = self
+            .readers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if before == Ok(1) {
+            for s in self.segments.iter() {
+                s.lock().clear();
+            }
+            *self.reader_db.lock() = None;
+        }
+    }
+
+    /// Append the commands of one call (`ops`, already encoded, each with its database).
+    /// Must be called while the call still holds its shard locks.
+    pub fn push(&self, writer: usize, ops: Vec<Op>) {
+        if ops.is_empty() || !self.active() {
+            return;
+        }
+        let seg = &self.segments[writer.min(self.segments.len() - 1)];
+        let mut seg = seg.lock();
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        seg.push(Record { seq, ops });
+    }
+
+    /// Everything appended since the last call, in order, as the RESP a replica or the AOF
+    /// receives: SELECT when the database changes, MULTI/EXEC around a call of several
+    /// commands.
+    pub fn take(&self) -> Vec<u8> {
+        let mut guards: Vec<_> = self.segments.iter().map(|s| s.lock()).collect();
+        let mut records: Vec<Record> = guards.iter_mut().flat_map(|g| g.drain(..)).collect();
+        drop(guards);
+        records.sort_unstable_by_key(|r| r.seq);
+        let mut db = self.reader_db.lock();
+        let mut out = Vec::new();
+        for r in records {
+            let wrap = r.ops.len() > 1;
+            for (i, (op_db, bytes)) in r.ops.iter().enumerate() {
+                if *db != Some(*op_db) {
+                    out.extend_from_slice(&encode(&[b"SELECT", op_db.to_string().as_bytes()]));
+                    *db = Some(*op_db);
+                }
+                if wrap && i == 0 {
+                    out.extend_from_slice(&encode(&[b"MULTI"]));
+                }
+                out.extend_from_slice(bytes);
+            }
+            if wrap {
+                out.extend_from_slice(&encode(&[b"EXEC"]));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_in_sequence_order_with_selects_and_multi() {
+        let p = Propagation::new(2);
+        p.push(0, vec![(0, encode(&[b"SET", b"a", b"1"]))]);
+        assert!(!p.active());
+        p.attach();
+        p.push(1, vec![(0, encode(&[b"SET", b"a", b"1"]))]);
+        p.push(
+            0,
+            vec![
+                (1, encode(&[b"DEL", b"x"])),
+                (1, encode(&[b"SET", b"x", b"2"])),
+            ],
+        );
+        p.push(1, vec![(1, encode(&[b"INCR", b"n"]))]);
+        let text = String::from_utf8(p.take()).unwrap();
+        let words: Vec<&str> = text
+            .split("\r\n")
+            .filter(|w| !w.starts_with('*') && !w.starts_with('$') && !w.is_empty())
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "SELECT", "0", "SET", "a", "1", "SELECT", "1", "MULTI", "DEL", "x", "SET", "x",
+                "2", "EXEC", "INCR", "n"
+            ]
+        );
+        assert!(p.take().is_empty());
+        p.detach();
+        assert!(!p.active());
+    }
+}
