@@ -53,6 +53,11 @@ def worker(port, n, wid):
         r.setbit("bits", (wid * 97 + i * 13) % 4000, 1)
         r.get("m%d:b" % wid)  # lazily expired: propagated as DEL
         r.delete("gone%d" % wid)
+        if i % 5 == 0:
+            # A transaction: one record, wrapped in MULTI/EXEC.
+            tx = r.pipeline(transaction=True)
+            tx.incr("tx:n").append("tx:log", "%d," % wid).select(1).incr("tx:db1").select(0)
+            tx.execute()
 
 
 def test_stream_replays_to_same_dataset(fresh_skein, fresh_redis):

@@ -67,6 +67,8 @@ pub struct ClientInfo {
     pub is_unix: bool,
     /// [`flag`] bits.
     pub flags: AtomicU32,
+    /// Commands queued by MULTI (CLIENT LIST `multi=`).
+    pub multi_len: AtomicU64,
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,
     pub feed_notified: AtomicBool,
@@ -122,6 +124,7 @@ impl ClientInfo {
             user: "default".to_string(),
             is_unix: a.is_unix,
             flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
+            multi_len: AtomicU64::new(0),
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
         }
@@ -205,7 +208,11 @@ impl ClientInfo {
             0 => "NULL".to_string(),
             id => cmd_name(id - 1),
         };
-        let multi = if f & flag::MULTI != 0 { 0 } else { -1 };
+        let multi = if f & flag::MULTI != 0 {
+            self.multi_len.load(Relaxed) as i64
+        } else {
+            -1
+        };
         format!(
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
             self.id,

@@ -158,6 +158,7 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
     super::client::stop_monitoring(ctx);
+    ctx.client.end_transaction(ctx.srv);
     ctx.client.db = 0;
     ctx.client.info.db.store(0, Relaxed);
     ctx.client.reply_mode = ReplyMode::On;

@@ -20,6 +20,7 @@ pub mod server_cmds;
 pub mod slowlog;
 pub mod strings;
 pub mod table;
+pub mod transactions;
 
 use crate::clients::ClientInfo;
 use crate::propagate::{Op, PropagateAs};
@@ -58,6 +59,10 @@ pub struct ClientState {
     pub redacted: u64,
     /// The client reads the propagation stream (DEBUG PROPAGATION START).
     pub propagation_reader: bool,
+    /// Commands queued after MULTI.
+    pub multi: Option<transactions::MultiState>,
+    /// Keys under WATCH.
+    pub watched: Vec<crate::watch::Watched>,
 }
 
 impl ClientState {
@@ -67,6 +72,7 @@ impl ClientState {
             srv.propagation.detach();
             self.propagation_reader = false;
         }
+        self.end_transaction(srv);
     }
 }
 
@@ -95,6 +101,7 @@ impl<'a> Ctx<'a> {
 pub fn handlers() -> HashMap<&'static str, Handler> {
     let families: &[&[(&'static str, Handler)]] = &[
         strings::COMMANDS,
+        transactions::COMMANDS,
         bitmaps::COMMANDS,
         keys::COMMANDS,
         object::COMMANDS,

@@ -124,6 +124,8 @@ pub enum LockRule {
     CrossDb,
     /// DEBUG OBJECT's key.
     DebugObject,
+    /// EXEC: the union of its queued commands' needs and the watched keys.
+    Transaction,
 }
 
 /// Commands whose lock rule is not simply their key specs.
@@ -139,6 +141,7 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("move", LockRule::CrossDb),
     ("copy", LockRule::CrossDb),
     ("debug", LockRule::DebugObject),
+    ("exec", LockRule::Transaction),
 ];
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.

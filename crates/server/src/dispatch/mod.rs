@@ -22,6 +22,9 @@ use resp::ReplyBuf;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 
+/// Commands that run at once inside MULTI instead of being queued (as in Redis).
+const EXEMPT_FROM_QUEUE: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
+
 thread_local! {
     /// Buffers reused by every command this thread runs.
     static SCRATCH: RefCell<(Changes, Plan)> = RefCell::new((Changes::default(), Plan::new()));
@@ -41,10 +44,15 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         exec_ops: None,
     };
     if let Some(cmd) = check(&mut ctx, argv) {
-        plan::plan(srv, cmd, argv, ctx.client.db, &mut plan);
-        let changes = ctx.keys.take_changes();
-        ctx.keys = srv.keyspace.lock(&plan, ctx.client.db, changes);
-        call(&mut ctx, cmd, argv);
+        if ctx.client.in_multi() && !EXEMPT_FROM_QUEUE.contains(&cmd.fullname.as_str()) {
+            ctx.client.queue(argv);
+            ctx.out.simple("QUEUED");
+        } else {
+            plan::plan(srv, ctx.client, cmd, argv, &mut plan);
+            let changes = ctx.keys.take_changes();
+            ctx.keys = srv.keyspace.lock(&plan, ctx.client.db, changes);
+            call(&mut ctx, cmd, argv);
+        }
     }
     let mut changes = ctx.keys.release();
     changes.clear();
@@ -63,12 +71,14 @@ fn check<'t>(ctx: &mut Ctx<'t>, argv: &[&[u8]]) -> Option<&'t CommandDef> {
         .store(engine::now_ms(), Relaxed);
     let Some(cmd) = srv.commands.lookup(argv) else {
         let msg = unknown_command_error(srv, argv);
+        ctx.client.flag_transaction();
         reply_error(ctx, &msg);
         return None;
     };
     ctx.client.info.last_cmd.store(cmd.id + 1, Relaxed);
     let rejected = |ctx: &mut Ctx, msg: &str| {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        ctx.client.flag_transaction();
         reply_error(ctx, msg);
     };
     if !cmd.arity_ok(argv.len()) {
@@ -90,11 +100,16 @@ fn check<'t>(ctx: &mut Ctx<'t>, argv: &[&[u8]]) -> Option<&'t CommandDef> {
     if cmd.handler.is_none() {
         // A container called with its subcommand missing from our table.
         let msg = unknown_command_error(srv, argv);
+        ctx.client.flag_transaction();
         reply_error(ctx, &msg);
         return None;
     }
     if ctx.client.info.is_monitor() && client::replica_denied(cmd) {
         rejected(ctx, "ERR Replica can't interact with the keyspace");
+        return None;
+    }
+    if ctx.client.in_multi() && cmd.flags.no_multi {
+        rejected(ctx, "ERR Command not allowed inside a transaction");
         return None;
     }
     Some(cmd)
@@ -134,6 +149,17 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
         client::feed_monitors(ctx, cmd, argv);
     }
     ctx.client.redacted = 0;
+}
+
+/// Run one command queued by MULTI, inside EXEC (whose locks cover it).
+pub fn call_queued(ctx: &mut Ctx, argv: &[&[u8]]) {
+    match ctx.srv.commands.lookup(argv) {
+        Some(cmd) => call(ctx, cmd, argv),
+        None => {
+            let msg = unknown_command_error(ctx.srv, argv);
+            reply_error(ctx, &msg);
+        }
+    }
 }
 
 /// Redis's "unknown command" / "unknown subcommand" text for `argv`.

@@ -3,14 +3,54 @@
 
 use crate::cmd::args::{db_index, is};
 use crate::cmd::table::{CommandDef, LockRule};
+use crate::cmd::ClientState;
 use crate::server::Server;
 use engine::Plan;
 
-/// Add what `cmd` called with `argv` in database `db` needs to `plan`. Commands that walk
-/// a database hold nothing up front (they lock one shard at a time as they go).
-pub fn plan(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut Plan) {
+/// Add what `cmd` called with `argv` by `client` needs to `plan`. Commands that walk a
+/// database hold nothing up front (they lock one shard at a time as they go).
+pub fn plan(srv: &Server, client: &ClientState, cmd: &CommandDef, argv: &[&[u8]], p: &mut Plan) {
+    if cmd.lock == LockRule::Transaction {
+        return transaction(srv, client, p);
+    }
+    command(srv, cmd, argv, client.db, p);
+}
+
+/// EXEC: every queued command's needs, walks included (a transaction never locks while
+/// it runs), following SELECTs, plus the watched keys (checked under their locks).
+fn transaction(srv: &Server, client: &ClientState, p: &mut Plan) {
+    let mut db = client.db;
+    if let Some(m) = &client.multi {
+        for argv in &m.queued {
+            let args: smallvec::SmallVec<[&[u8]; 8]> = argv.iter().map(|a| a.as_slice()).collect();
+            let Some(cmd) = srv.commands.lookup(&args) else {
+                continue;
+            };
+            match cmd.lock {
+                LockRule::WalkDb => p.whole_db(db),
+                LockRule::WalkAll => p.all(),
+                _ => command(srv, cmd, &args, db, p),
+            }
+            if cmd.fullname == "select" {
+                if let Some(n) = args
+                    .get(1)
+                    .and_then(|a| db_index(a, srv.keyspace.len()).ok())
+                {
+                    db = n;
+                }
+            }
+        }
+    }
+    for w in &client.watched {
+        p.key(&srv.keyspace, w.db, &w.key);
+    }
+}
+
+/// The needs of one command run in database `db`.
+fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut Plan) {
     let ks = &srv.keyspace;
     match cmd.lock {
+        LockRule::Transaction => {}
         LockRule::None | LockRule::WalkDb | LockRule::WalkAll => {}
         LockRule::Keys => spec_keys(srv, cmd, argv, db, plan),
         LockRule::WholeDb => plan.whole_db(db),
@@ -21,16 +61,6 @@ pub fn plan(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mu
                 plan.key(ks, db, argv[2]);
             }
         }
-    }
-}
-
-/// Like [`plan`], for a command that runs inside a transaction: everything it may touch is
-/// held up front, walks included (a transaction never locks while it runs).
-pub fn plan_held(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, p: &mut Plan) {
-    match cmd.lock {
-        LockRule::WalkDb => p.whole_db(db),
-        LockRule::WalkAll => p.all(),
-        _ => plan(srv, cmd, argv, db, p),
     }
 }
 

@@ -231,6 +231,8 @@ impl Worker {
             worker: self.index,
             redacted: 0,
             propagation_reader: false,
+            multi: None,
+            watched: Vec::new(),
         };
         let mut conn = Conn::new(nc.stream, state);
         // Registered once for both edges; never re-registered (see conn.rs).
