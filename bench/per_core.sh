@@ -24,7 +24,7 @@ REDIS_CLI=${REDIS_CLI:-redis-cli}
 HZ=$(getconf CLK_TCK)
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+cleanup() { for p in "${pids[@]}" ${rpid:-} ${spid:-}; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }

@@ -126,12 +126,21 @@ pub struct Changes {
     pub misses: u64,
     /// Dirty count beyond the events' own (FLUSHDB's removed keys).
     pub extra_dirty: u64,
+    /// The events' dirty weights and `expired` events so far (kept as they are recorded).
+    events_dirty: u64,
+    expired: u64,
+    /// Classes of informational events (`keymiss`, `new`) nobody consumes now: not recorded.
+    unwanted: u16,
 }
 
 impl Changes {
     pub fn record(&mut self, db: usize, key: &[u8], event: Event) {
-        if event.is_none() {
+        if event.is_none() || event.class & self.unwanted != 0 {
             return;
+        }
+        self.events_dirty += u64::from(event.dirty);
+        if event.class == class::EXPIRED {
+            self.expired += 1;
         }
         let key_at = self.keys.len() as u32;
         self.keys.extend_from_slice(key);
@@ -141,6 +150,13 @@ impl Changes {
             key_len: key.len() as u32,
             event,
         });
+    }
+
+    /// Which informational events (`keymiss`, `new`) to record: those whose class is in
+    /// `classes` (the others only tell what another event of the same command already
+    /// says, and are recorded only for a consumer that asks, such as notifications).
+    pub fn want_informational(&mut self, classes: u16) {
+        self.unwanted = (class::KEY_MISS | class::NEW) & !classes;
     }
 
     pub fn items(&self) -> &[Change] {
@@ -162,19 +178,12 @@ impl Changes {
 
     /// The dirty count: the events' plus the extra.
     pub fn dirty(&self) -> u64 {
-        self.items
-            .iter()
-            .map(|c| u64::from(c.event.dirty))
-            .sum::<u64>()
-            + self.extra_dirty
+        self.events_dirty + self.extra_dirty
     }
 
     /// Keys deleted because their TTL had passed.
     pub fn expired(&self) -> u64 {
-        self.items
-            .iter()
-            .filter(|c| c.event.class == class::EXPIRED)
-            .count() as u64
+        self.expired
     }
 
     pub fn clear(&mut self) {
@@ -184,6 +193,8 @@ impl Changes {
         self.hits = 0;
         self.misses = 0;
         self.extra_dirty = 0;
+        self.events_dirty = 0;
+        self.expired = 0;
     }
 
     /// Move everything recorded in `other` after what is here (EXEC gathers its commands').

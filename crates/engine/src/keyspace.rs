@@ -32,6 +32,12 @@ impl Db {
     pub fn shard_index(&self, h: u64) -> usize {
         ((h >> SHARD_SHIFT) & self.mask) as usize
     }
+
+    /// Does shard `i` hold keys with a TTL? (A glance for the expiry cycle, which skips
+    /// shards without any; the answer may be stale as soon as it is given.)
+    pub fn shard_has_expires(&self, i: usize) -> bool {
+        self.shards[i].lock().expires_len() > 0
+    }
 }
 
 /// All databases.

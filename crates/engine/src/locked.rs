@@ -177,7 +177,9 @@ impl Keyspace {
     /// Take the plan's locks in ascending (db, shard) order. `db` is the database that
     /// key lookups without an explicit one use; `changes` is an empty buffer to record
     /// into (reused between commands).
-    pub fn lock<'a>(&'a self, plan: &Plan, db: usize, changes: Changes) -> Locked<'a> {
+    ///
+    /// The plan's key hashes move into the `Locked` (the plan is left without them).
+    pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: Changes) -> Locked<'a> {
         let mut guards: SmallVec<[Held<'a>; 4]> = SmallVec::new();
         let mut scope = plan.scope;
         if let Scope::Db(d) = scope {
@@ -187,10 +189,12 @@ impl Keyspace {
         }
         match scope {
             Scope::Keys => {
-                let mut slots = plan.slots.clone();
-                slots.sort_unstable();
-                slots.dedup();
-                for (d, s) in slots {
+                let slots = &mut plan.slots;
+                if slots.len() > 1 {
+                    slots.sort_unstable();
+                    slots.dedup();
+                }
+                for &(d, s) in slots.iter() {
                     guards.push(Held {
                         db: d,
                         shard: s,
@@ -210,7 +214,21 @@ impl Keyspace {
             db,
             scope,
             guards,
-            hashes: plan.hashes.clone(),
+            hashes: std::mem::take(&mut plan.hashes),
+            cursor: 0,
+            now: now_ms(),
+            changes,
+        }
+    }
+
+    /// Nothing held (yet): walks lock one shard at a time; keys cannot be reached.
+    pub fn unlocked(&self, db: usize, changes: Changes) -> Locked<'_> {
+        Locked {
+            ks: self,
+            db,
+            scope: Scope::Keys,
+            guards: SmallVec::new(),
+            hashes: SmallVec::new(),
             cursor: 0,
             now: now_ms(),
             changes,
@@ -777,7 +795,7 @@ mod tests {
         for k in keys {
             p.key(ks, db, k);
         }
-        ks.lock(&p, db, Changes::default())
+        ks.lock(&mut p, db, Changes::default())
     }
 
     fn names(c: &Changes) -> Vec<(String, &'static str)> {
@@ -853,7 +871,7 @@ mod tests {
         {
             let mut p = Plan::new();
             p.whole_db(0);
-            let mut l = ks.lock(&p, 0, Changes::default());
+            let mut l = ks.lock(&mut p, 0, Changes::default());
             for i in 0..1000 {
                 let k = format!("k{i}");
                 l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
@@ -862,7 +880,7 @@ mod tests {
         let mut seen = HashSet::new();
         let mut cursor = 0;
         loop {
-            let mut l = ks.lock(&Plan::new(), 0, Changes::default());
+            let mut l = ks.unlocked(0, Changes::default());
             cursor = l.scan_in(0, cursor, 10, |e| {
                 assert!(seen.insert(e.key().to_vec()), "duplicate");
             });
@@ -886,7 +904,7 @@ mod tests {
         let ks = ks();
         let mut p = Plan::new();
         p.all();
-        let mut l = ks.lock(&p, 0, Changes::default());
+        let mut l = ks.lock(&mut p, 0, Changes::default());
         l.insert(b"x", StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
         l.swap_dbs(0, 1);
         assert_eq!((l.len_in(0), l.len_in(1)), (0, 1));
@@ -907,7 +925,7 @@ mod tests {
         p.whole_db(0);
         assert_eq!(p.scope(), Scope::Db(0));
         p.key(&ks, 1, b"a");
-        let l = ks.lock(&p, 0, Changes::default());
+        let l = ks.lock(&mut p, 0, Changes::default());
         assert_eq!(l.scope(), Scope::All);
         drop(l);
         let mut q = Plan::new();

@@ -68,10 +68,12 @@ fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> 
         }
         let (d, s) = cursor;
         let db = &dbs[d];
-        {
+        if db.shard_has_expires(s) {
             let mut plan = Plan::new();
             plan.shard(d, s);
-            let mut locked = srv.keyspace.lock(&plan, d, std::mem::take(&mut changes));
+            let mut locked = srv
+                .keyspace
+                .lock(&mut plan, d, std::mem::take(&mut changes));
             loop {
                 let (sampled, expired) = locked.expire_sample(d, s, SAMPLES);
                 if sampled == 0 || expired * 4 <= sampled || Instant::now() >= deadline {

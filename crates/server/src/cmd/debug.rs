@@ -118,7 +118,11 @@ const HELP: &[&str] = &[
 
 /// Whether the client may run a PROTECTED command (Redis's allowProtectedAction);
 /// `Err` carries Redis's rejection text.
-pub fn check_protected(ctx: &Ctx, cmd: &CommandDef) -> Result<(), String> {
+pub fn check_protected(
+    srv: &crate::server::Server,
+    client: &super::ClientState,
+    cmd: &CommandDef,
+) -> Result<(), String> {
     if !cmd.flags.protected {
         return Ok(());
     }
@@ -127,9 +131,9 @@ pub fn check_protected(ctx: &Ctx, cmd: &CommandDef) -> Result<(), String> {
     } else {
         ("DEBUG", "enable-debug-command")
     };
-    let allowed = match ctx.srv.config.get(option).as_str() {
+    let allowed = match srv.config.get(option).as_str() {
         "yes" => true,
-        "local" => ctx.client.info.is_local(),
+        "local" => client.info.is_local(),
         _ => false,
     };
     if allowed {

@@ -88,6 +88,8 @@ pub struct Hot {
     pub latency_threshold_ms: AtomicI64,
     /// latency-tracking (1 = yes): per-command latency histograms.
     pub latency_tracking: AtomicI64,
+    /// notify-keyspace-events as Redis's flag bits (0 = off).
+    pub notify_flags: AtomicI64,
 }
 
 /// The live configuration.
@@ -139,6 +141,10 @@ impl Config {
         self.hot
             .latency_tracking
             .store(self.get_bool("latency-tracking") as i64, Relaxed);
+        let events = value::keyspace_events_flags(&self.get("notify-keyspace-events"));
+        self.hot
+            .notify_flags
+            .store(i64::from(events.unwrap_or(0)), Relaxed);
     }
 
     /// The canonical value of option `i` (CONFIG GET's text).

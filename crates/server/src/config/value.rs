@@ -434,34 +434,27 @@ fn parse_obuf(args: &[String], current: &str) -> Result<String, String> {
     Ok(format_obuf(&limits))
 }
 
-const NOTIFY_KEYSPACE: i32 = 1 << 0;
-const NOTIFY_KEYEVENT: i32 = 1 << 1;
-const NOTIFY_KEY_MISS: i32 = 1 << 11;
+// Redis's notification class bits are the engine's event classes.
+use engine::event::class;
+const NOTIFY_KEYSPACE: i32 = class::KEYSPACE as i32;
+const NOTIFY_KEYEVENT: i32 = class::KEYEVENT as i32;
+const NOTIFY_KEY_MISS: i32 = class::KEY_MISS as i32;
 /// Class letters and their flags, in the order Redis prints them.
-const NOTIFY_CLASSES: &[(char, i32)] = &[
-    ('g', 1 << 2),
-    ('$', 1 << 3),
-    ('l', 1 << 4),
-    ('s', 1 << 5),
-    ('h', 1 << 6),
-    ('z', 1 << 7),
-    ('x', 1 << 8),
-    ('e', 1 << 9),
-    ('t', 1 << 10),
-    ('d', 1 << 13),
-    ('n', 1 << 14),
+const NOTIFY_CLASSES: &[(char, u16)] = &[
+    ('g', class::GENERIC),
+    ('$', class::STRING),
+    ('l', class::LIST),
+    ('s', class::SET),
+    ('h', class::HASH),
+    ('z', class::ZSET),
+    ('x', class::EXPIRED),
+    ('e', class::EVICTED),
+    ('t', class::STREAM),
+    ('d', class::MODULE),
+    ('n', class::NEW),
 ];
 /// 'A': every class but 'n' (new) and 'm' (miss).
-const NOTIFY_ALL: i32 = (1 << 2)
-    | (1 << 3)
-    | (1 << 4)
-    | (1 << 5)
-    | (1 << 6)
-    | (1 << 7)
-    | (1 << 8)
-    | (1 << 9)
-    | (1 << 10)
-    | (1 << 13);
+const NOTIFY_ALL: i32 = class::ALL as i32;
 
 /// Redis's `keyspaceEventsStringToFlags`.
 pub fn keyspace_events_flags(s: &str) -> Option<i32> {
@@ -472,7 +465,7 @@ pub fn keyspace_events_flags(s: &str) -> Option<i32> {
             'K' => NOTIFY_KEYSPACE,
             'E' => NOTIFY_KEYEVENT,
             'm' => NOTIFY_KEY_MISS,
-            _ => NOTIFY_CLASSES.iter().find(|(l, _)| *l == c)?.1,
+            _ => i32::from(NOTIFY_CLASSES.iter().find(|(l, _)| *l == c)?.1),
         };
     }
     Some(flags)
@@ -485,7 +478,7 @@ pub fn keyspace_events_string(flags: i32) -> String {
         s.push('A');
     } else {
         for (c, f) in NOTIFY_CLASSES {
-            if flags & f != 0 {
+            if flags & i32::from(*f) != 0 {
                 s.push(*c);
             }
         }

@@ -104,7 +104,8 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     }
     let dirty = changes.dirty();
     if dirty > 0 {
-        st.dirty.fetch_add(dirty, Relaxed);
+        // Only this thread writes its slot: a plain add, no locked instruction.
+        st.dirty.store(st.dirty.load(Relaxed) + dirty, Relaxed);
     }
     srv.watches.touch(changes);
     srv.hooks.run(srv, changes);

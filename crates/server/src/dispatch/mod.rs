@@ -32,28 +32,27 @@ thread_local! {
 
 /// Run one command from a client and account for it.
 pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
-    let (changes, mut plan) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let Some(cmd) = check(srv, client, out, argv) else {
+        return;
+    };
+    if client.in_multi() && !EXEMPT_FROM_QUEUE.contains(&cmd.fullname.as_str()) {
+        client.queue(argv);
+        out.simple("QUEUED");
+        return;
+    }
+    let (mut changes, mut plan) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    changes.want_informational(srv.config.hot.notify_flags.load(Relaxed) as u16);
+    plan::plan(srv, client, cmd, argv, &mut plan);
     let db = client.db;
     let mut ctx = Ctx {
         srv,
         client,
         out,
-        // Nothing held yet: locks come once the command is known to run.
-        keys: srv.keyspace.lock(&plan, db, changes),
+        keys: srv.keyspace.lock(&mut plan, db, changes),
         propagate: PropagateAs::default(),
         exec_ops: None,
     };
-    if let Some(cmd) = check(&mut ctx, argv) {
-        if ctx.client.in_multi() && !EXEMPT_FROM_QUEUE.contains(&cmd.fullname.as_str()) {
-            ctx.client.queue(argv);
-            ctx.out.simple("QUEUED");
-        } else {
-            plan::plan(srv, ctx.client, cmd, argv, &mut plan);
-            let changes = ctx.keys.take_changes();
-            ctx.keys = srv.keyspace.lock(&plan, ctx.client.db, changes);
-            call(&mut ctx, cmd, argv);
-        }
-    }
+    call(&mut ctx, cmd, argv);
     let mut changes = ctx.keys.release();
     changes.clear();
     plan.clear();
@@ -62,54 +61,58 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
 
 /// Redis's checks before a command runs, in Redis's order. Replies the error and returns
 /// `None` when the command must not run.
-fn check<'t>(ctx: &mut Ctx<'t>, argv: &[&[u8]]) -> Option<&'t CommandDef> {
-    let srv: &'t Server = ctx.srv;
-    let worker = ctx.client.worker;
-    ctx.client
+fn check<'t>(
+    srv: &'t Server,
+    client: &mut ClientState,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+) -> Option<&'t CommandDef> {
+    let worker = client.worker;
+    client
         .info
         .last_interaction_ms
         .store(engine::now_ms(), Relaxed);
     let Some(cmd) = srv.commands.lookup(argv) else {
         let msg = unknown_command_error(srv, argv);
-        ctx.client.flag_transaction();
-        reply_error(ctx, &msg);
+        client.flag_transaction();
+        reply_error(srv, worker, out, &msg);
         return None;
     };
-    ctx.client.info.last_cmd.store(cmd.id + 1, Relaxed);
-    let rejected = |ctx: &mut Ctx, msg: &str| {
+    client.info.last_cmd.store(cmd.id + 1, Relaxed);
+    let rejected = |client: &mut ClientState, out: &mut ReplyBuf, msg: &str| {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
-        ctx.client.flag_transaction();
-        reply_error(ctx, msg);
+        client.flag_transaction();
+        reply_error(srv, worker, out, msg);
     };
     if !cmd.arity_ok(argv.len()) {
         let msg = format!(
             "ERR wrong number of arguments for '{}' command",
             cmd.fullname
         );
-        rejected(ctx, &msg);
+        rejected(client, out, &msg);
         return None;
     }
-    if let Err(msg) = debug::check_protected(ctx, cmd) {
-        rejected(ctx, &msg);
+    if let Err(msg) = debug::check_protected(srv, client, cmd) {
+        rejected(client, out, &msg);
         return None;
     }
-    if !ctx.client.authenticated && !cmd.flags.no_auth {
-        rejected(ctx, "NOAUTH Authentication required.");
+    if !client.authenticated && !cmd.flags.no_auth {
+        rejected(client, out, "NOAUTH Authentication required.");
         return None;
     }
     if cmd.handler.is_none() {
         // A container called with its subcommand missing from our table.
         let msg = unknown_command_error(srv, argv);
-        ctx.client.flag_transaction();
-        reply_error(ctx, &msg);
+        client.flag_transaction();
+        reply_error(srv, worker, out, &msg);
         return None;
     }
-    if ctx.client.info.is_monitor() && client::replica_denied(cmd) {
-        rejected(ctx, "ERR Replica can't interact with the keyspace");
+    if client.info.is_monitor() && client::replica_denied(cmd) {
+        rejected(client, out, "ERR Replica can't interact with the keyspace");
         return None;
     }
-    if ctx.client.in_multi() && cmd.flags.no_multi {
-        rejected(ctx, "ERR Command not allowed inside a transaction");
+    if client.in_multi() && cmd.flags.no_multi {
+        rejected(client, out, "ERR Command not allowed inside a transaction");
         return None;
     }
     Some(cmd)
@@ -157,7 +160,7 @@ pub fn call_queued(ctx: &mut Ctx, argv: &[&[u8]]) {
         Some(cmd) => call(ctx, cmd, argv),
         None => {
             let msg = unknown_command_error(ctx.srv, argv);
-            reply_error(ctx, &msg);
+            reply_error(ctx.srv, ctx.client.worker, ctx.out, &msg);
         }
     }
 }
@@ -205,10 +208,10 @@ fn truncate(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-fn reply_error(ctx: &mut Ctx, msg: &str) {
-    ctx.srv.stats.total_error_replies.fetch_add(1, Relaxed);
-    ctx.worker_stats().count_error(msg.as_bytes());
-    ctx.out.error(msg);
+fn reply_error(srv: &Server, worker: usize, out: &mut ReplyBuf, msg: &str) {
+    srv.stats.total_error_replies.fetch_add(1, Relaxed);
+    srv.stats.workers[worker].count_error(msg.as_bytes());
+    out.error(msg);
 }
 
 /// After a command ran: commandstats, its latency histogram, the latency monitor and the
