@@ -1,5 +1,11 @@
 """Fixtures: a reference redis-server 7.0.15 and a skein-server, each on a free loopback
-port, stopped by PID when the session ends (pass or fail)."""
+port, stopped by PID when the session ends (pass or fail).
+
+SKEIN_TEST_AGAINST_REDIS=1 makes every "skein" fixture (skein_server, fresh_skein) start
+a second redis-server instead (its --workers argument is dropped), so a test can be
+checked against Redis on both sides before Skein implements what it covers. Tests that
+only make sense for Skein can look at AGAINST_REDIS to skip themselves.
+"""
 import os
 import shutil
 import socket
@@ -14,6 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKEIN_BIN = os.environ.get("SKEIN_BIN", os.path.join(ROOT, "target", "debug", "skein-server"))
+AGAINST_REDIS = os.environ.get("SKEIN_TEST_AGAINST_REDIS", "") not in ("", "0")
 
 
 def free_port():
@@ -39,6 +46,8 @@ class ServerProc:
     """A server process on a loopback port."""
 
     def __init__(self, kind, extra=(), workers=None):
+        if kind == "skein" and AGAINST_REDIS:
+            kind, workers = "redis", None
         self.kind = kind
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="skein-test-")

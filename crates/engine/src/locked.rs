@@ -758,6 +758,18 @@ impl EntryMut<'_> {
         self.entry.make_raw()
     }
 
+    /// The string's bytes for modification in place without counting it as a change: the
+    /// caller calls [`EntryMut::mark_changed`] if it did change them (SETBIT, BITFIELD
+    /// writing the bits already there are no change in Redis). Only for strings.
+    pub fn make_raw_unmarked(&mut self) -> &mut Vec<u8> {
+        self.entry.make_raw()
+    }
+
+    /// Count what was done through [`EntryMut::make_raw_unmarked`] as a change.
+    pub fn mark_changed(&mut self) {
+        self.changed = true;
+    }
+
     /// Set or clear the TTL.
     pub fn set_expire(&mut self, expire_at: i64) {
         self.changed = true;

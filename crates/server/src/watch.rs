@@ -29,7 +29,7 @@ pub struct Watched {
     pub epoch: u64,
     /// The key existed (and was not past its TTL) when watched.
     pub existed: bool,
-    /// Its expiry then (to notice it expiring before EXEC).
+    /// Its expiry then (EXEC fails once it has passed, deleted or not).
     pub expire_at: i64,
 }
 
@@ -78,7 +78,10 @@ impl Watches {
             return;
         }
         for c in changes.items() {
-            if c.event.modifies() {
+            // A key deleted because its TTL passed is no change for WATCH: EXEC compares
+            // the watched expiry with the clock instead (a key already expired at WATCH
+            // and deleted since is logically unchanged, as in Redis).
+            if c.event.modifies() && c.event != engine::Event::EXPIRED {
                 self.versions[slot(c.db as usize, changes.key(c))].fetch_add(1, SeqCst);
             }
         }

@@ -44,12 +44,12 @@ fn bit_offset(ctx: &Ctx, arg: &[u8], hash_bits: Option<u32>) -> Result<u64, &'st
 }
 
 /// lookupStringForBitCommand: the string at `key` (created empty if missing, which records
-/// `new`), held for modification with `event`.
+/// `new`), held for modification with `event`, and whether it was created.
 fn string_for_bits<'k>(
     keys: &'k mut Locked,
     key: &[u8],
     event: Event,
-) -> Result<EntryMut<'k>, &'static str> {
+) -> Result<(EntryMut<'k>, bool), &'static str> {
     let exists = match keys.modify(key, Event::NONE) {
         None => false,
         Some(e) if e.value().as_str().is_some() => true,
@@ -58,13 +58,21 @@ fn string_for_bits<'k>(
     if !exists {
         keys.insert(key, StrRef::Raw(&[]), NO_EXPIRE, Event::NONE);
     }
-    keys.modify(key, event).ok_or(WRONGTYPE)
+    let mut e = keys.modify(key, event).ok_or(WRONGTYPE)?;
+    if !exists {
+        e.mark_changed();
+    }
+    Ok((e, !exists))
 }
 
-/// The bytes of `e` made `raw` and zero-padded so that bit `maxbit` exists.
+/// The bytes of `e` made `raw` and zero-padded so that bit `maxbit` exists (growing them
+/// counts as a change; writing them is the caller's to count).
 fn bits_upto<'e>(e: &'e mut EntryMut<'_>, maxbit: u64) -> &'e mut Vec<u8> {
     let need = (maxbit >> 3) as usize + 1;
-    let data = e.make_raw();
+    if e.value().as_str().is_some_and(|s| s.len() < need) {
+        e.mark_changed();
+    }
+    let data = e.make_raw_unmarked();
     if data.len() < need {
         data.resize(need, 0);
     }
@@ -80,7 +88,7 @@ fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Some(v @ (0 | 1)) => v as u8,
         _ => return ctx.out.error(BIT_VALUE_ERR),
     };
-    let mut e = match string_for_bits(&mut ctx.keys, argv[1], Event::string("setbit")) {
+    let (mut e, _) = match string_for_bits(&mut ctx.keys, argv[1], Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
@@ -89,6 +97,10 @@ fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
     let shift = 7 - (offset & 7) as u32;
     let old = (data[byte] >> shift) & 1;
     data[byte] = (data[byte] & !(1 << shift)) | (on << shift);
+    // Setting a bit to what it was is no change (unless the string was created or grown).
+    if old != on {
+        e.mark_changed();
+    }
     ctx.out.int(i64::from(old));
 }
 
@@ -652,21 +664,27 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
             .out
             .error("ERR BITFIELD_RO only supports the GET subcommand");
     }
-    let mut e = match string_for_bits(&mut ctx.keys, key, Event::string("setbit")) {
+    let (mut e, _) = match string_for_bits(&mut ctx.keys, key, Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
     let data = bits_upto(&mut e, highest);
+    let mut changed = false;
     ctx.out.array(fields.len());
     for f in &fields {
         if f.op == FieldOp::Get {
             ctx.out.int(read_field(data, f));
         } else {
+            let before = read_field(data, f);
             match write_field(data, f) {
                 Some(v) => ctx.out.int(v),
                 None => ctx.out.null(),
             }
+            changed |= read_field(data, f) != before;
         }
+    }
+    if changed {
+        e.mark_changed();
     }
 }
 

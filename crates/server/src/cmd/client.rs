@@ -404,6 +404,12 @@ fn caching(ctx: &mut Ctx, _argv: &[&[u8]]) {
 }
 
 fn monitor(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    if ctx.exec_ops.is_some() {
+        // Inside EXEC, as Redis refuses it (a transaction's client cannot block).
+        return ctx
+            .out
+            .error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    }
     let info = &ctx.client.info;
     // Already monitoring: Redis ignores the command (no reply).
     if info.is_monitor() {

@@ -60,8 +60,6 @@ fn flushall(ctx: &mut Ctx, argv: &[&[u8]]) {
     let n = ctx.srv.keyspace.len();
     let tables = (0..n).map(|db| ctx.keys.flush_db(db)).collect();
     dispose(tables, background);
-    // Redis counts one more change (its save after a FLUSHALL).
-    ctx.keys.add_dirty(1);
     ctx.propagate.force = true;
     ctx.out.ok();
 }

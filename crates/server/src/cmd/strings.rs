@@ -39,6 +39,8 @@ const MAX_BULK_ERR: &str = "ERR string exceeds maximum allowed size (proto-max-b
 const SET: Event = Event::string("set");
 const INCRBY: Event = Event::string("incrby");
 const EXPIRE: Event = Event::generic("expire");
+/// SET's `expire`, which Redis counts with its `set` as one change.
+const SET_EXPIRE: Event = EXPIRE.clean();
 
 /// The string at `key` (a read lookup): Ok(None) if absent, Err on wrong type.
 pub fn read_str<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<StrRef<'k>>, &'static str> {
@@ -206,7 +208,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
         Some(true) => {}
     }
     if let Some(ms) = expire_at {
-        keys.notify(key, EXPIRE);
+        keys.notify(key, SET_EXPIRE);
         // Propagated with an absolute time.
         ctx.propagate
             .replace(&[b"SET", key, val, b"PXAT", ms.to_string().as_bytes()]);
@@ -266,8 +268,18 @@ fn getset(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn getdel(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let found = matches!(read_str(&mut ctx.keys, key), Ok(Some(_)));
-    if reply_get(ctx, key) && found {
+    let found = match read_str(&mut ctx.keys, key) {
+        Ok(Some(s)) => {
+            reply_str(ctx.out, s);
+            true
+        }
+        Ok(None) => {
+            ctx.out.null();
+            false
+        }
+        Err(e) => return ctx.out.error(e),
+    };
+    if found {
         ctx.keys.remove(key, Event::DEL);
         ctx.propagate.replace(&[b"DEL", key]);
     }

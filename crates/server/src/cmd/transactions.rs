@@ -144,8 +144,8 @@ fn watch_failed(ctx: &mut Ctx) -> bool {
         if epoch != w.epoch && (w.existed || live == Some(true)) {
             return true;
         }
-        // It existed with a TTL and has expired since (not yet deleted).
-        w.existed && w.expire_at != NO_EXPIRE && live == Some(false)
+        // It existed with a TTL that has passed since (the key deleted or not yet).
+        w.existed && w.expire_at != NO_EXPIRE && w.expire_at <= now
     });
     ctx.client.watched = watched;
     failed
