@@ -70,6 +70,8 @@ pub struct ClientInfo {
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,
     pub feed_notified: AtomicBool,
+    /// Unix seconds since which output has been past the class's soft limit (0: not).
+    pub obuf_soft_since: AtomicI64,
 }
 
 /// How a connection is identified when it is created.
@@ -124,6 +126,7 @@ impl ClientInfo {
             flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
+            obuf_soft_since: AtomicI64::new(0),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod latency;
 pub mod log;
 pub mod memory;
 pub mod net;
+pub mod outbuf;
 pub mod server;
 pub mod slowlog;
 pub mod stats;

@@ -386,12 +386,8 @@ impl Conn {
             return After::Close;
         }
         let pending = self.pending_out();
-        let hard = srv.config.hot.output_hard_limit.load(Relaxed);
-        if hard > 0 && pending > hard as usize {
-            crate::log::warning(&format!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                self.state.id, self.state.info.addr
-            ));
+        if crate::outbuf::reached(srv, &self.state.info, pending) {
+            crate::outbuf::log_close(&self.state.info);
             return After::Close;
         }
         if pending > MONITOR_OUTPUT_MAX && self.state.info.is_monitor() {
