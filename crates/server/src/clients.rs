@@ -70,6 +70,8 @@ pub struct ClientInfo {
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,
     pub feed_notified: AtomicBool,
+    /// Subscriptions and messages waiting for this client's worker.
+    pub pubsub: crate::pubsub::ClientPubSub,
     /// Unix seconds since which output has been past the class's soft limit (0: not).
     pub obuf_soft_since: AtomicI64,
 }
@@ -126,6 +128,7 @@ impl ClientInfo {
             flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
+            pubsub: Default::default(),
             obuf_soft_since: AtomicI64::new(0),
         }
     }
@@ -209,8 +212,9 @@ impl ClientInfo {
             id => cmd_name(id - 1),
         };
         let multi = if f & flag::MULTI != 0 { 0 } else { -1 };
+        let (sub, psub, ssub) = self.pubsub.counts();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -220,6 +224,9 @@ impl ClientInfo {
             idle,
             self.flag_letters(),
             self.db.load(Relaxed),
+            sub,
+            psub,
+            ssub,
             multi,
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),

@@ -11,6 +11,7 @@ pub mod log;
 pub mod memory;
 pub mod net;
 pub mod outbuf;
+pub mod pubsub;
 pub mod server;
 pub mod slowlog;
 pub mod stats;

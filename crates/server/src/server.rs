@@ -14,6 +14,8 @@ pub struct Server {
     pub commands: CommandTable,
     pub clients: ClientRegistry,
     pub stats: Stats,
+    /// Pub/sub subscriptions (channels, patterns, shard channels).
+    pub pubsub: crate::pubsub::Registry,
     pub started: Instant,
     pub start_unix_ms: i64,
     /// Set by SHUTDOWN: workers flush their clients' replies and stop.
@@ -40,6 +42,7 @@ impl Server {
             commands: CommandTable::load(workers),
             clients: ClientRegistry::default(),
             stats: Stats::new(workers),
+            pubsub: crate::pubsub::Registry::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),
             shutting_down: AtomicBool::new(false),

@@ -18,6 +18,7 @@ pub mod keys;
 pub mod keyspec;
 pub mod latency;
 pub mod object;
+pub mod pubsub;
 pub mod server_cmds;
 pub mod slowlog;
 pub mod strings;
@@ -97,6 +98,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         slowlog::COMMANDS,
         latency::COMMANDS,
         debug::COMMANDS,
+        pubsub::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }
@@ -183,6 +185,10 @@ pub fn execute(ctx: &mut Ctx, argv: &[&[u8]]) {
         reply_error(ctx, &msg);
         return;
     };
+    if let Err(msg) = crate::pubsub::check_context(ctx, cmd) {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+        return reply_error(ctx, &msg);
+    }
     if ctx.client.info.is_monitor() && client::replica_denied(cmd) {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
         reply_error(ctx, "ERR Replica can't interact with the keyspace");

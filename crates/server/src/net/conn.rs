@@ -274,6 +274,8 @@ impl Conn {
             // Lines fed before this command go out before its reply.
             self.take_feed();
         }
+        // Messages published before this command go out before its reply.
+        crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
         let mark = self.out.out.len();
         if self.state.reply_mode == ReplyMode::SkipNext {
             self.state.reply_mode = ReplyMode::Skipping;
@@ -364,6 +366,7 @@ impl Conn {
         if self.state.info.is_monitor() {
             self.take_feed();
         }
+        crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
         let mut read_more = false;
         if (ev.readable || self.read_blocked) && !self.eof && !self.state.close_after_reply {
             if self.pending_out() > OUTPUT_BACKPRESSURE {
