@@ -75,11 +75,7 @@ fn deliver(
     message: &[u8],
     shard: bool,
 ) -> usize {
-    let msg = Arc::new(Published {
-        channel: channel.into(),
-        payload: message.into(),
-        shard,
-    });
+    let msg = Arc::new(Published::new(channel, message, shard));
     let hard = crate::outbuf::hard_limit(srv, crate::outbuf::PUBSUB);
     let reg = &srv.pubsub;
     let map = if shard {

@@ -14,10 +14,24 @@ use std::sync::Arc;
 
 /// A published message, shared by every subscriber that receives it.
 pub struct Published {
-    pub channel: Box<[u8]>,
-    pub payload: Box<[u8]>,
+    /// The channel and the payload as two bulk strings, encoded once for every delivery
+    /// (they are the same in RESP2 and RESP3).
+    tail: Box<[u8]>,
     /// SPUBLISH: delivered as `smessage`.
-    pub shard: bool,
+    shard: bool,
+}
+
+impl Published {
+    pub fn new(channel: &[u8], payload: &[u8], shard: bool) -> Published {
+        let mut b = ReplyBuf::default();
+        b.out.reserve(channel.len() + payload.len() + 32);
+        b.bulk(channel);
+        b.bulk(payload);
+        Published {
+            tail: b.out.into_boxed_slice(),
+            shard,
+        }
+    }
 }
 
 /// One entry of a client's inbox.
@@ -35,8 +49,8 @@ impl Delivery {
     /// About the bytes this entry takes once encoded (for the output buffer limits).
     pub fn size(&self) -> usize {
         match self {
-            Delivery::Message(p) => p.channel.len() + p.payload.len() + 40,
-            Delivery::Pattern(pat, p) => pat.len() + p.channel.len() + p.payload.len() + 56,
+            Delivery::Message(p) => p.tail.len() + 20,
+            Delivery::Pattern(pat, p) => pat.len() + p.tail.len() + 36,
             Delivery::Raw(b) => b.len(),
         }
     }
@@ -46,16 +60,18 @@ impl Delivery {
         match self {
             Delivery::Message(p) => {
                 out.push(3);
-                out.bulk(if p.shard { b"smessage" } else { b"message" });
-                out.bulk(&p.channel);
-                out.bulk(&p.payload);
+                out.raw(if p.shard {
+                    b"$8\r\nsmessage\r\n"
+                } else {
+                    b"$7\r\nmessage\r\n"
+                });
+                out.raw(&p.tail);
             }
             Delivery::Pattern(pat, p) => {
                 out.push(4);
-                out.bulk(b"pmessage");
+                out.raw(b"$8\r\npmessage\r\n");
                 out.bulk(pat);
-                out.bulk(&p.channel);
-                out.bulk(&p.payload);
+                out.raw(&p.tail);
             }
             Delivery::Raw(b) => out.raw(b),
         }
@@ -134,9 +150,11 @@ impl ClientPubSub {
             ib.items.push(d);
             ib.bytes += size;
         }
-        Pushed::Queued {
-            wake: !self.notified.swap(true, SeqCst),
-        }
+        // Already told (the usual case under load): no read-modify-write. A stale `true`
+        // is impossible here: the worker clears the flag before it takes the inbox lock,
+        // which this push took after it.
+        let wake = !self.notified.load(SeqCst) && !self.notified.swap(true, SeqCst);
+        Pushed::Queued { wake }
     }
 
     /// Is anything waiting? (One atomic load: the worker asks before every command.)
@@ -174,11 +192,11 @@ mod tests {
     use super::*;
 
     fn msg(ch: &str, payload: &str) -> Delivery {
-        Delivery::Message(Arc::new(Published {
-            channel: ch.as_bytes().into(),
-            payload: payload.as_bytes().into(),
-            shard: false,
-        }))
+        Delivery::Message(Arc::new(Published::new(
+            ch.as_bytes(),
+            payload.as_bytes(),
+            false,
+        )))
     }
 
     #[test]
