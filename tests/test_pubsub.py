@@ -146,7 +146,7 @@ def test_patterns(proto, redis_server, skein_server):
         s.do("b", "PUBLISH", p + "xy", "z")
         s.read("a")
         s.do("b", "PUBLISH", p + "xyz", "none")
-        s.do("a", "PSUBSCRIBE", p + "[ab]\\*", p + "h[^e]llo")
+        s.do("a", "PSUBSCRIBE", p + "[ab]\\*", p + "h[^e]llo", replies=2)
         s.do("a", "PSUBSCRIBE", p + "h[^e]llo")
         s.do("b", "PUBLISH", p + "a*", "esc")
         s.read("a")
