@@ -72,6 +72,10 @@ pub struct ClientInfo {
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,
     pub feed_notified: AtomicBool,
+    /// Subscriptions and messages waiting for this client's worker.
+    pub pubsub: crate::pubsub::ClientPubSub,
+    /// Unix seconds since which output has been past the class's soft limit (0: not).
+    pub obuf_soft_since: AtomicI64,
 }
 
 /// How a connection is identified when it is created.
@@ -127,6 +131,8 @@ impl ClientInfo {
             multi_len: AtomicU64::new(0),
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
+            pubsub: Default::default(),
+            obuf_soft_since: AtomicI64::new(0),
         }
     }
 
@@ -213,8 +219,9 @@ impl ClientInfo {
         } else {
             -1
         };
+        let (sub, psub, ssub) = self.pubsub.counts();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -224,6 +231,9 @@ impl ClientInfo {
             idle,
             self.flag_letters(),
             self.db.load(Relaxed),
+            sub,
+            psub,
+            ssub,
             multi,
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),

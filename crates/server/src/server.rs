@@ -23,6 +23,8 @@ pub struct Server {
     pub propagation: Propagation,
     /// Other subsystems' consumers of change events.
     pub hooks: Hooks,
+    /// Pub/sub subscriptions (channels, patterns, shard channels).
+    pub pubsub: crate::pubsub::Registry,
     pub started: Instant,
     pub start_unix_ms: i64,
     /// Set by SHUTDOWN: workers flush their clients' replies and stop.
@@ -52,6 +54,7 @@ impl Server {
             watches: Watches::new(dbs),
             propagation: Propagation::new(workers + 1),
             hooks: Hooks::default(),
+            pubsub: crate::pubsub::Registry::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),
             shutting_down: AtomicBool::new(false),

@@ -18,6 +18,12 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 
 fn ping(ctx: &mut Ctx, argv: &[&[u8]]) {
     match argv.len() {
+        // Redis answers a RESP2 subscriber with an array: "pong" and the argument.
+        1 | 2 if crate::pubsub::resp2_subscribed(ctx) => {
+            ctx.out.array(2);
+            ctx.out.bulk(b"pong");
+            ctx.out.bulk(argv.get(1).copied().unwrap_or(b""));
+        }
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(argv[1]),
         _ => ctx
@@ -159,6 +165,7 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
 fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
     super::client::stop_monitoring(ctx);
     ctx.client.end_transaction(ctx.srv);
+    crate::pubsub::reset(ctx);
     ctx.client.db = 0;
     ctx.client.info.db.store(0, Relaxed);
     ctx.client.reply_mode = ReplyMode::On;

@@ -386,10 +386,10 @@ fn stats(srv: &Server, r: &mut Report) {
     ]);
     r.field("keyspace_hits", sum(|w| &w.keyspace_hits));
     r.field("keyspace_misses", sum(|w| &w.keyspace_misses));
+    r.field("pubsub_channels", srv.pubsub.channels.len());
+    r.field("pubsub_patterns", srv.pubsub.patterns.len());
+    r.field("pubsubshard_channels", srv.pubsub.shard_channels.len());
     r.zeros(&[
-        "pubsub_channels",
-        "pubsub_patterns",
-        "pubsubshard_channels",
         "latest_fork_usec",
         "total_forks",
         "migrate_cached_sockets",

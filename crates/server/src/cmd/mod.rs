@@ -16,6 +16,7 @@ pub mod keys;
 pub mod keyspec;
 pub mod latency;
 pub mod object;
+pub mod pubsub;
 pub mod server_cmds;
 pub mod slowlog;
 pub mod strings;
@@ -115,6 +116,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         slowlog::COMMANDS,
         latency::COMMANDS,
         debug::COMMANDS,
+        pubsub::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

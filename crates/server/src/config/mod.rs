@@ -80,8 +80,9 @@ pub fn parse_memory(s: &str) -> Option<i64> {
 pub struct Hot {
     pub proto_max_bulk_len: AtomicI64,
     pub client_query_buffer_limit: AtomicI64,
-    /// Hard output-buffer limit for normal clients (0 = none).
-    pub output_hard_limit: AtomicI64,
+    /// client-output-buffer-limit by class (normal, replica, pubsub): hard bytes, soft
+    /// bytes, soft seconds (0 = no limit).
+    pub obuf_limits: [[AtomicI64; 3]; 3],
     /// slowlog-log-slower-than (µs; negative disables the slow log).
     pub slowlog_slower_than: AtomicI64,
     /// latency-monitor-threshold (ms; 0 disables the latency monitor).
@@ -129,9 +130,11 @@ impl Config {
             .client_query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Relaxed);
         let limits = value::read_obuf(&self.get("client-output-buffer-limit"));
-        self.hot
-            .output_hard_limit
-            .store(limits[0].0.min(i64::MAX as u64) as i64, Relaxed);
+        for (hot, (hard, soft, secs)) in self.hot.obuf_limits.iter().zip(limits) {
+            hot[0].store(hard.min(i64::MAX as u64) as i64, Relaxed);
+            hot[1].store(soft.min(i64::MAX as u64) as i64, Relaxed);
+            hot[2].store(secs, Relaxed);
+        }
         self.hot
             .slowlog_slower_than
             .store(self.get_i64("slowlog-log-slower-than"), Relaxed);
@@ -141,7 +144,8 @@ impl Config {
         self.hot
             .latency_tracking
             .store(self.get_bool("latency-tracking") as i64, Relaxed);
-        let events = value::keyspace_events_flags(&self.get("notify-keyspace-events"));
+        let events = lookup("notify-keyspace-events")
+            .and_then(|e| value::keyspace_events_flags(&self.values.read()[e.index]));
         self.hot
             .notify_flags
             .store(i64::from(events.unwrap_or(0)), Relaxed);
@@ -149,8 +153,14 @@ impl Config {
 
     /// The canonical value of option `i` (CONFIG GET's text).
     fn value_at(&self, i: usize) -> String {
-        if matches!(OPTIONS[i].kind, Kind::Special(Special::Dir)) {
-            return value::current_dir();
+        match OPTIONS[i].kind {
+            Kind::Special(Special::Dir) => return value::current_dir(),
+            Kind::Special(Special::NotifyKeyspaceEvents) => {
+                let stored = self.values.read()[i].clone();
+                let flags = value::keyspace_events_flags(&stored).unwrap_or(0);
+                return value::keyspace_events_string(flags);
+            }
+            _ => {}
         }
         self.values.read()[i].clone()
     }
@@ -363,6 +373,6 @@ mod tests {
         set(&c, &[("proto-max-bulk-len", "2mb")]).unwrap();
         assert_eq!(c.hot.proto_max_bulk_len.load(Relaxed), 2 << 20);
         set(&c, &[("client-output-buffer-limit", "normal 1mb 0 0")]).unwrap();
-        assert_eq!(c.hot.output_hard_limit.load(Relaxed), 1 << 20);
+        assert_eq!(c.hot.obuf_limits[0][0].load(Relaxed), 1 << 20);
     }
 }

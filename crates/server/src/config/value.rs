@@ -297,7 +297,7 @@ fn parse_special(sp: Special, args: &[String], current: &str) -> Result<String, 
             }
             let flags = keyspace_events_flags(&args[0])
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
-            Ok(keyspace_events_string(flags))
+            Ok(keyspace_events_stored(flags))
         }
         Special::Bind => {
             if args.len() > 16 {
@@ -471,7 +471,18 @@ pub fn keyspace_events_flags(s: &str) -> Option<i32> {
     Some(flags)
 }
 
-/// Redis's `keyspaceEventsFlagsToString`.
+/// The flags as stored: Redis's text, plus the `n` that text drops next to `A` (so the
+/// stored value keeps every flag; CONFIG GET shows Redis's text).
+pub fn keyspace_events_stored(flags: i32) -> String {
+    let mut s = keyspace_events_string(flags);
+    let new = i32::from(class::NEW);
+    if flags & NOTIFY_ALL == NOTIFY_ALL && flags & new != 0 {
+        s.push('n');
+    }
+    s
+}
+
+/// Redis's `keyspaceEventsFlagsToString` (CONFIG GET's text: `n` is dropped after `A`).
 pub fn keyspace_events_string(flags: i32) -> String {
     let mut s = String::new();
     if flags & NOTIFY_ALL == NOTIFY_ALL {

@@ -1,6 +1,6 @@
 //! The consumers of change events, fed from one place while the command still holds its
 //! locks: statistics (keyspace hits and misses, expired keys), the dirty counter, WATCH
-//! versions, hooks registered by other subsystems, and the propagation stream.
+//! versions, keyspace notifications, hooks registered by other subsystems, and the propagation stream.
 
 use crate::cmd::table::CommandDef;
 use crate::cmd::Ctx;
@@ -108,6 +108,7 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
         st.dirty.store(st.dirty.load(Relaxed) + dirty, Relaxed);
     }
     srv.watches.touch(changes);
+    crate::notify::publish(srv, changes);
     srv.hooks.run(srv, changes);
     srv.propagation.push(writer, ops);
 }

@@ -107,6 +107,10 @@ fn check<'t>(
         reply_error(srv, worker, out, &msg);
         return None;
     }
+    if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {
+        rejected(client, out, &msg);
+        return None;
+    }
     if client.info.is_monitor() && client::replica_denied(cmd) {
         rejected(client, out, "ERR Replica can't interact with the keyspace");
         return None;

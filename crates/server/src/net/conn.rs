@@ -274,6 +274,8 @@ impl Conn {
             // Lines fed before this command go out before its reply.
             self.take_feed();
         }
+        // Messages published before this command go out before its reply.
+        crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
         let mark = self.out.out.len();
         if self.state.reply_mode == ReplyMode::SkipNext {
             self.state.reply_mode = ReplyMode::Skipping;
@@ -359,6 +361,7 @@ impl Conn {
         if self.state.info.is_monitor() {
             self.take_feed();
         }
+        crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
         let mut read_more = false;
         if (ev.readable || self.read_blocked) && !self.eof && !self.state.close_after_reply {
             if self.pending_out() > OUTPUT_BACKPRESSURE {
@@ -381,12 +384,8 @@ impl Conn {
             return After::Close;
         }
         let pending = self.pending_out();
-        let hard = srv.config.hot.output_hard_limit.load(Relaxed);
-        if hard > 0 && pending > hard as usize {
-            crate::log::warning(&format!(
-                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                self.state.id, self.state.info.addr
-            ));
+        if crate::outbuf::reached(srv, &self.state.info, pending) {
+            crate::outbuf::log_close(&self.state.info);
             return After::Close;
         }
         if pending > MONITOR_OUTPUT_MAX && self.state.info.is_monitor() {

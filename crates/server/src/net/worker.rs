@@ -9,7 +9,7 @@
 use super::conn::{After, Conn, Ready};
 use super::mailbox::Mailbox;
 use super::stream::{NewConn, Stream};
-use crate::clients::{ClientAddr, ClientInfo, PauseKind};
+use crate::clients::{flag, ClientAddr, ClientInfo, PauseKind};
 use crate::cmd::{ClientState, ReplyMode};
 use crate::server::Server;
 use mio::{Events, Interest, Poll, Token};
@@ -304,6 +304,7 @@ impl Worker {
             if info.is_monitor() {
                 self.srv.clients.monitors.remove(info.id);
             }
+            crate::pubsub::client_gone(&self.srv, info);
             self.srv.clients.remove(info.id);
             self.srv.stats.workers[self.index]
                 .clients
@@ -321,8 +322,10 @@ impl Worker {
             };
             let info = &c.state.info;
             let idle = now - info.last_interaction_ms.load(Relaxed);
-            // As in Redis, MONITOR (replica-like) and postponed clients never time out.
-            if timeout_ms > 0 && idle > timeout_ms && !info.is_monitor() && !c.in_paused_list {
+            // As in Redis, MONITOR (replica-like), pub/sub and postponed clients never time
+            // out.
+            let exempt = info.is_monitor() || info.has(flag::PUBSUB) || c.in_paused_list;
+            if timeout_ms > 0 && idle > timeout_ms && !exempt {
                 self.close(t);
                 continue;
             }
