@@ -134,6 +134,7 @@ pub struct Changes {
 }
 
 impl Changes {
+    #[inline]
     pub fn record(&mut self, db: usize, key: &[u8], event: Event) {
         if event.is_none() || event.class & self.unwanted != 0 {
             return;

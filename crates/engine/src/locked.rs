@@ -43,8 +43,8 @@ struct KeyHash {
 pub struct Plan {
     scope: Scope,
     /// (db, shard) of each key, in the order added.
-    slots: SmallVec<[(u32, u32); 4]>,
-    hashes: SmallVec<[KeyHash; 4]>,
+    slots: SmallVec<[(u32, u32); 2]>,
+    hashes: SmallVec<[KeyHash; 2]>,
 }
 
 impl Default for Plan {
@@ -63,6 +63,7 @@ impl Plan {
     }
 
     /// Add a key of database `db` (hashed here, once).
+    #[inline]
     pub fn key(&mut self, ks: &Keyspace, db: usize, key: &[u8]) {
         let hash = hash_key(key);
         let shard = ks.db(db).shard_index(hash);
@@ -165,8 +166,8 @@ pub struct Locked<'a> {
     db: usize,
     scope: Scope,
     /// Sorted by (db, shard); for `Db`/`All` every shard, indexable directly.
-    guards: SmallVec<[Held<'a>; 4]>,
-    hashes: SmallVec<[KeyHash; 4]>,
+    guards: SmallVec<[Held<'a>; 2]>,
+    hashes: SmallVec<[KeyHash; 2]>,
     /// Where the last remembered hash was found (handlers use keys in order).
     cursor: usize,
     now: i64,
@@ -179,8 +180,9 @@ impl Keyspace {
     /// into (reused between commands).
     ///
     /// The plan's key hashes move into the `Locked` (the plan is left without them).
+    #[inline]
     pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: Changes) -> Locked<'a> {
-        let mut guards: SmallVec<[Held<'a>; 4]> = SmallVec::new();
+        let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
         let mut scope = plan.scope;
         if let Scope::Db(d) = scope {
             if !plan.only_db(d) {
@@ -235,7 +237,7 @@ impl Keyspace {
         }
     }
 
-    fn lock_db<'a>(&'a self, d: usize, guards: &mut SmallVec<[Held<'a>; 4]>) {
+    fn lock_db<'a>(&'a self, d: usize, guards: &mut SmallVec<[Held<'a>; 2]>) {
         for (s, m) in self.db(d).shards.iter().enumerate() {
             guards.push(Held {
                 db: d as u32,
@@ -247,6 +249,7 @@ impl Keyspace {
 }
 
 /// The held shard `(db, index)`, if held.
+#[inline]
 fn held<'g>(
     guards: &'g mut [Held<'_>],
     scope: Scope,
@@ -290,6 +293,7 @@ impl<'a> Locked<'a> {
     }
 
     /// Release the locks; hands back the change buffer (to be cleared and reused).
+    #[inline]
     pub fn release(self) -> Changes {
         self.changes
     }
@@ -299,6 +303,7 @@ impl<'a> Locked<'a> {
         std::mem::take(&mut self.changes)
     }
 
+    #[inline]
     fn hash(&mut self, key: &[u8]) -> u64 {
         let (addr, len) = (key.as_ptr() as usize, key.len());
         let n = self.hashes.len();
@@ -317,6 +322,7 @@ impl<'a> Locked<'a> {
     ///
     /// Panics if the shard is not held: a command touched a key its plan did not name, a
     /// bug the dispatcher turns into an error reply.
+    #[inline]
     fn shard_for(&mut self, db: usize, h: u64) -> (&mut Shard, &mut Changes) {
         let d = self.ks.db(db);
         let index = d.shard_index(h);
@@ -351,11 +357,13 @@ impl<'a> Locked<'a> {
     // ---- reads ----
 
     /// lookupKeyRead on the current database.
+    #[inline]
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
         self.read_in(self.db, key, Read::NORMAL).map(|e| &*e)
     }
 
     /// A read lookup with Redis's flags, on database `db`.
+    #[inline]
     pub fn read_in(&mut self, db: usize, key: &[u8], how: Read) -> Option<&mut Entry> {
         let h = self.hash(key);
         let now = self.now;
@@ -420,10 +428,12 @@ impl<'a> Locked<'a> {
 
     /// The live entry for modification in place; `event` is recorded (once) if it is
     /// modified.
+    #[inline]
     pub fn modify(&mut self, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
         self.modify_in(self.db, key, event)
     }
 
+    #[inline]
     pub fn modify_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
         let h = self.hash(key);
         let now = self.now;
@@ -465,6 +475,7 @@ impl<'a> Locked<'a> {
     /// Put a whole entry in database `db` under `key`, which must be its key (RENAME,
     /// MOVE, COPY, RESTORE), replacing any; records `new` if the key is created, then
     /// `event`.
+    #[inline]
     pub fn insert_entry_in(&mut self, db: usize, key: &[u8], entry: Entry, event: Event) {
         debug_assert_eq!(key, entry.key());
         let h = self.hash(key);

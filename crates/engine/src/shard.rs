@@ -8,6 +8,7 @@ use rand::Rng;
 
 /// Hash the way the whole keyspace does; the same key always gets the same hash in one
 /// process (shard choice, table slot and SCAN order all derive from it).
+#[inline]
 pub fn hash_key(key: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     static STATE: std::sync::OnceLock<foldhash::fast::FixedState> = std::sync::OnceLock::new();
@@ -69,6 +70,7 @@ impl Shard {
     }
 
     /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.
+    #[inline]
     pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64) -> Lookup<'_> {
         let Ok(slot) = self.table.find_entry(h, |e| e.key() == key) else {
             return Lookup::Missing;

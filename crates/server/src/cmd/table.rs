@@ -241,7 +241,8 @@ impl CommandDef {
 }
 
 pub struct CommandTable {
-    by_name: HashMap<String, Arc<CommandDef>>,
+    /// By lowercase name; looked up for every command, so a fast hasher (foldhash).
+    by_name: HashMap<String, Arc<CommandDef>, foldhash::fast::RandomState>,
     /// Every command and subcommand, by id.
     pub all: Vec<Arc<CommandDef>>,
 }
@@ -378,7 +379,7 @@ impl CommandTable {
     pub fn with_handlers(handlers: HashMap<&'static str, Handler>, workers: usize) -> CommandTable {
         let doc: Json = serde_json::from_str(COMMANDS_JSON).expect("embedded command JSON");
         let mut all = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(foldhash::fast::RandomState::default());
         let obj = doc.as_object().expect("object");
         let mut names: Vec<&String> = obj.keys().collect();
         names.sort();

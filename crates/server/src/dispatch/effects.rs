@@ -45,8 +45,11 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
     if changes.is_empty() && !ctx.propagate.force {
         return;
     }
-    let mut ops = Vec::new();
-    if srv.propagation.active() {
+    if !srv.propagation.active() {
+        // Nothing reads the stream: no propagated forms to build.
+        consume(srv, ctx.client.worker, changes, Vec::new());
+    } else {
+        let mut ops = Vec::new();
         expired_ops(srv, changes, &mut ops);
         if changes.dirty() > 0 || ctx.propagate.force {
             let db = ctx.keys.db();
@@ -59,17 +62,19 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
                 }
             }
         }
-    }
-    match ctx.exec_ops.as_mut() {
-        // Inside EXEC: the transaction propagates as one record when it ends.
-        Some(acc) => {
-            acc.extend(ops);
-            consume(srv, ctx.client.worker, changes, Vec::new());
+        match ctx.exec_ops.as_mut() {
+            // Inside EXEC: the transaction propagates as one record when it ends.
+            Some(acc) => {
+                acc.extend(ops);
+                consume(srv, ctx.client.worker, changes, Vec::new());
+            }
+            None => consume(srv, ctx.client.worker, changes, ops),
         }
-        None => consume(srv, ctx.client.worker, changes, ops),
     }
     ctx.keys.changes.clear();
-    ctx.propagate = Default::default();
+    if ctx.propagate.force || !ctx.propagate.rewrite.is_empty() {
+        ctx.propagate = Default::default();
+    }
 }
 
 /// DEL (or UNLINK, with `lazyfree-lazy-expire`) for each key recorded as expired.

@@ -27,7 +27,7 @@ const EXEMPT_FROM_QUEUE: &[&str] = &["exec", "discard", "multi", "watch", "quit"
 
 thread_local! {
     /// Buffers reused by every command this thread runs.
-    static SCRATCH: RefCell<(Changes, Plan)> = RefCell::new((Changes::default(), Plan::new()));
+    static SCRATCH: RefCell<Changes> = RefCell::new(Changes::default());
 }
 
 /// Run one command from a client and account for it.
@@ -40,7 +40,8 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         out.simple("QUEUED");
         return;
     }
-    let (mut changes, mut plan) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let mut changes = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let mut plan = Plan::new();
     changes.want_informational(srv.config.hot.notify_flags.load(Relaxed) as u16);
     plan::plan(srv, client, cmd, argv, &mut plan);
     let db = client.db;
@@ -55,8 +56,7 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
     call(&mut ctx, cmd, argv);
     let mut changes = ctx.keys.release();
     changes.clear();
-    plan.clear();
-    SCRATCH.with(|s| *s.borrow_mut() = (changes, plan));
+    SCRATCH.with(|s| *s.borrow_mut() = changes);
 }
 
 /// Redis's checks before a command runs, in Redis's order. Replies the error and returns
