@@ -116,7 +116,7 @@ pub enum DbChange {
 
 /// What one command did, in the order it did it. Buffers keep their capacity between
 /// commands (the server reuses one per worker).
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct Changes {
     keys: Vec<u8>,
     items: Vec<Change>,
@@ -131,6 +131,29 @@ pub struct Changes {
     expired: u64,
     /// Classes of informational events (`keymiss`, `new`) nobody consumes now: not recorded.
     unwanted: u16,
+    /// Events recorded (counted even when their keys are not kept).
+    recorded: u64,
+    /// Keep each event's key and name? Only counts are needed while nothing consumes
+    /// events one by one (no WATCH, notifications, hooks or propagation reader).
+    keep_events: bool,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes {
+            keys: Vec::new(),
+            items: Vec::new(),
+            db_changes: Vec::new(),
+            hits: 0,
+            misses: 0,
+            extra_dirty: 0,
+            events_dirty: 0,
+            expired: 0,
+            unwanted: 0,
+            recorded: 0,
+            keep_events: true,
+        }
+    }
 }
 
 impl Changes {
@@ -142,6 +165,10 @@ impl Changes {
         self.events_dirty += u64::from(event.dirty);
         if event.class == class::EXPIRED {
             self.expired += 1;
+        }
+        self.recorded += 1;
+        if !self.keep_events {
+            return;
         }
         let key_at = self.keys.len() as u32;
         self.keys.extend_from_slice(key);
@@ -160,6 +187,17 @@ impl Changes {
         self.unwanted = (class::KEY_MISS | class::NEW) & !classes;
     }
 
+    /// Whether to keep each event (key and name) or only count them; decided per command,
+    /// with its locks held, by whether anything consumes events one by one.
+    pub fn keep_events(&mut self, keep: bool) {
+        self.keep_events = keep;
+    }
+
+    /// Events recorded (kept or only counted).
+    pub fn recorded(&self) -> u64 {
+        self.recorded
+    }
+
     pub fn items(&self) -> &[Change] {
         &self.items
     }
@@ -170,7 +208,7 @@ impl Changes {
 
     /// Anything recorded at all (events, database changes, lookup counts)?
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.recorded == 0
             && self.db_changes.is_empty()
             && self.hits == 0
             && self.misses == 0
@@ -196,6 +234,7 @@ impl Changes {
         self.extra_dirty = 0;
         self.events_dirty = 0;
         self.expired = 0;
+        self.recorded = 0;
     }
 
     /// Move everything recorded in `other` after what is here (EXEC gathers its commands').
@@ -240,5 +279,19 @@ mod tests {
         assert!(Event::EXPIRED.modifies());
         c.clear();
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn counts_without_keeping_events() {
+        let mut c = Changes::default();
+        c.keep_events(false);
+        c.record(0, b"a", Event::string("set"));
+        c.record(0, b"b", Event::EXPIRED);
+        assert!(c.items().is_empty());
+        assert_eq!((c.recorded(), c.dirty(), c.expired()), (2, 1, 1));
+        assert!(!c.is_empty());
+        c.want_informational(0);
+        c.record(0, b"a", Event::NEW);
+        assert_eq!(c.recorded(), 2);
     }
 }

@@ -223,6 +223,37 @@ impl Keyspace {
         }
     }
 
+    /// The shard of one key of `db`: what [`Keyspace::lock`] does for a one-key plan,
+    /// without building the plan (the common single-key command's fast path).
+    #[inline]
+    pub fn lock_key<'a>(&'a self, db: usize, key: &[u8], changes: Changes) -> Locked<'a> {
+        let hash = hash_key(key);
+        let d = self.db(db);
+        let shard = d.shard_index(hash);
+        let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
+        guards.push(Held {
+            db: db as u32,
+            shard: shard as u32,
+            guard: d.shards[shard].lock(),
+        });
+        let mut hashes = SmallVec::new();
+        hashes.push(KeyHash {
+            addr: key.as_ptr() as usize,
+            len: key.len(),
+            hash,
+        });
+        Locked {
+            ks: self,
+            db,
+            scope: Scope::Keys,
+            guards,
+            hashes,
+            cursor: 0,
+            now: now_ms(),
+            changes,
+        }
+    }
+
     /// Nothing held (yet): walks lock one shard at a time; keys cannot be reached.
     pub fn unlocked(&self, db: usize, changes: Changes) -> Locked<'_> {
         Locked {

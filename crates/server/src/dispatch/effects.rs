@@ -28,8 +28,13 @@ impl Hooks {
         self.any.store(true, Relaxed);
     }
 
+    /// Is any hook registered?
+    pub fn active(&self) -> bool {
+        self.any.load(Relaxed)
+    }
+
     fn run(&self, srv: &Server, changes: &Changes) {
-        if !self.any.load(Relaxed) {
+        if !self.active() {
             return;
         }
         for h in self.list.read().iter() {
@@ -77,6 +82,17 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
     }
 }
 
+/// Does anything consume change events one by one right now (WATCH, notifications,
+/// hooks, the propagation stream)? Asked with the command's locks held, so a WATCH that
+/// counts itself in before reading a version under one of those locks is seen.
+pub fn events_wanted(srv: &Server) -> bool {
+    let notify = srv.config.hot.notify_flags.load(Relaxed) as u16;
+    srv.watches.active()
+        || notify & (engine::event::class::KEYSPACE | engine::event::class::KEYEVENT) != 0
+        || srv.hooks.active()
+        || srv.propagation.active()
+}
+
 /// DEL (or UNLINK, with `lazyfree-lazy-expire`) for each key recorded as expired.
 pub fn expired_ops(srv: &Server, changes: &Changes, ops: &mut Vec<Op>) {
     if changes.expired() == 0 {
@@ -100,7 +116,7 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     if changes.misses > 0 {
         st.keyspace_misses.fetch_add(changes.misses, Relaxed);
     }
-    if changes.items().is_empty() && changes.db_changes.is_empty() && ops.is_empty() {
+    if changes.recorded() == 0 && changes.db_changes.is_empty() && ops.is_empty() {
         return;
     }
     let expired = changes.expired();

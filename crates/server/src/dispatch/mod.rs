@@ -41,18 +41,26 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         return;
     }
     let mut changes = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let mut plan = Plan::new();
     changes.want_informational(srv.config.hot.notify_flags.load(Relaxed) as u16);
-    plan::plan(srv, client, cmd, argv, &mut plan);
     let db = client.db;
+    let keys = match plan::single_key(cmd, argv) {
+        // One key (GET, SET, INCR...): its shard, without building a plan.
+        Some(key) => srv.keyspace.lock_key(db, key, changes),
+        None => {
+            let mut plan = Plan::new();
+            plan::plan(srv, client, cmd, argv, &mut plan);
+            srv.keyspace.lock(&mut plan, db, changes)
+        }
+    };
     let mut ctx = Ctx {
         srv,
         client,
         out,
-        keys: srv.keyspace.lock(&mut plan, db, changes),
+        keys,
         propagate: PropagateAs::default(),
         exec_ops: None,
     };
+    ctx.keys.changes.keep_events(effects::events_wanted(srv));
     call(&mut ctx, cmd, argv);
     let mut changes = ctx.keys.release();
     changes.clear();

@@ -64,6 +64,15 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
     }
 }
 
+/// The one key of a command whose key spec is exactly argv[1] (GET, SET, INCR, EXPIRE...).
+#[inline]
+pub fn single_key<'a>(cmd: &CommandDef, argv: &[&'a [u8]]) -> Option<&'a [u8]> {
+    match (cmd.lock, cmd.simple_keys) {
+        (LockRule::Keys, Some((1, 1, _))) => argv.get(1).copied(),
+        _ => None,
+    }
+}
+
 /// The keys named by the key specs.
 fn spec_keys(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut Plan) {
     let ks = &srv.keyspace;
