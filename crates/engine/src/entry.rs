@@ -27,7 +27,8 @@
 //! behind for `Drop` to read.
 
 use crate::clock::lru_clock;
-use crate::value::{StrRef, ValueRef};
+use crate::coll::{Hash, List, Set, ZSet};
+use crate::value::{StrRef, Value, ValueRef};
 use std::alloc::{self, Layout};
 use std::fmt;
 use std::ptr::{self, NonNull};
@@ -53,10 +54,26 @@ const KIND_HEAP: u8 = 3;
 const LONG_LEN: u8 = 0xff;
 
 /// A value kept outside the block: a string modified in place (so APPENDs are amortized
-/// in a `Vec`), and later the collection types.
+/// in a `Vec`), and the collection types.
 #[derive(Debug)]
 pub(crate) enum Heap {
     Raw(Vec<u8>),
+    List(List),
+    Hash(Hash),
+    Set(Set),
+    ZSet(ZSet),
+}
+
+impl Heap {
+    fn view(&self) -> ValueRef<'_> {
+        match self {
+            Heap::Raw(v) => ValueRef::Str(StrRef::Raw(v)),
+            Heap::List(l) => ValueRef::List(l),
+            Heap::Hash(h) => ValueRef::Hash(h),
+            Heap::Set(s) => ValueRef::Set(s),
+            Heap::ZSet(z) => ValueRef::ZSet(z),
+        }
+    }
 }
 
 // Entry's Send/Sync below rely on this.
@@ -104,12 +121,29 @@ enum Payload<'a> {
 }
 
 impl<'a> Payload<'a> {
+    /// The payload for a borrowed value (a collection is copied).
     fn of(v: ValueRef<'a>) -> Payload<'a> {
         match v {
             ValueRef::Str(StrRef::Int(n)) => Payload::Int(n),
             ValueRef::Str(StrRef::Embstr(b)) => Payload::Inline(KIND_EMBSTR, b),
             ValueRef::Str(StrRef::Raw(b)) => Payload::Inline(KIND_RAW, b),
+            ValueRef::List(l) => Payload::Heap(Box::new(Heap::List(l.clone()))),
+            ValueRef::Hash(h) => Payload::Heap(Box::new(Heap::Hash(h.clone()))),
+            ValueRef::Set(x) => Payload::Heap(Box::new(Heap::Set(x.clone()))),
+            ValueRef::ZSet(z) => Payload::Heap(Box::new(Heap::ZSet(z.clone()))),
         }
+    }
+
+    /// The payload for an owned collection (moved, not copied); `None` for a string,
+    /// which is stored through [`Payload::of`] its view.
+    fn collection(v: Value) -> Result<Payload<'static>, Value> {
+        Ok(Payload::Heap(Box::new(match v {
+            Value::List(l) => Heap::List(*l),
+            Value::Hash(h) => Heap::Hash(*h),
+            Value::Set(x) => Heap::Set(*x),
+            Value::ZSet(z) => Heap::ZSet(*z),
+            s @ Value::Str(_) => return Err(s),
+        })))
     }
 
     fn kind(&self) -> u8 {
@@ -268,6 +302,16 @@ impl Entry {
     pub fn new<'v>(key: &[u8], value: impl Into<ValueRef<'v>>, expire_at: i64, lru: u32) -> Entry {
         Entry {
             ptr: build(lru, expire_at, key, Payload::of(value.into())),
+        }
+    }
+
+    /// An entry taking an owned value (a collection moves in without a copy).
+    pub fn from_value(key: &[u8], value: Value, expire_at: i64, lru: u32) -> Entry {
+        match Payload::collection(value) {
+            Ok(p) => Entry {
+                ptr: build(lru, expire_at, key, p),
+            },
+            Err(s) => Entry::new(key, s.view(), expire_at, lru),
         }
     }
 
@@ -439,15 +483,22 @@ impl Entry {
             )),
             KIND_EMBSTR => StrRef::Embstr(inline()),
             KIND_RAW => StrRef::Raw(inline()),
-            _ => match self.heap().expect("heap payload") {
-                Heap::Raw(v) => StrRef::Raw(v),
-            },
+            _ => return self.heap().expect("heap payload").view(),
         })
     }
 
     /// The value, for modification in place.
     pub fn value_mut(&mut self) -> ValueMut<'_> {
-        ValueMut::Str(StrMut::new(self))
+        if matches!(self.heap(), None | Some(Heap::Raw(_))) {
+            return ValueMut::Str(StrMut::new(self));
+        }
+        match self.heap_mut().expect("heap payload") {
+            Heap::List(l) => ValueMut::List(l),
+            Heap::Hash(h) => ValueMut::Hash(h),
+            Heap::Set(s) => ValueMut::Set(s),
+            Heap::ZSet(z) => ValueMut::ZSet(z),
+            Heap::Raw(_) => unreachable!("strings returned above"),
+        }
     }
 
     /// Replace the value (keeping key, expiry and access time).
@@ -455,17 +506,25 @@ impl Entry {
         self.set_payload(Payload::of(v.into()));
     }
 
+    /// Replace the value with an owned one (a collection moves in without a copy).
+    pub fn set_owned_value(&mut self, v: Value) {
+        match Payload::collection(v) {
+            Ok(p) => self.set_payload(p),
+            Err(s) => self.set_value(s.view()),
+        }
+    }
+
     /// The string's bytes for in-place modification, turning the value into a `raw`
     /// string held in a `Vec` first if it is not one already. Only for strings.
     pub(crate) fn make_raw(&mut self) -> &mut Vec<u8> {
-        if self.heap().is_none() {
-            let ValueRef::Str(s) = self.value();
+        if !matches!(self.heap(), Some(Heap::Raw(_))) {
+            let s = self.value().as_str().expect("make_raw of a string");
             let data = s.to_bytes().into_owned();
             self.set_payload(Payload::Heap(Box::new(Heap::Raw(data))));
         }
         match self.heap_mut() {
             Some(Heap::Raw(v)) => v,
-            None => unreachable!("made a heap value above"),
+            _ => unreachable!("made a raw heap value above"),
         }
     }
 
@@ -560,6 +619,10 @@ impl fmt::Debug for Entry {
 /// A key's value, for modification in place (see [`crate::Entry::value_mut`]).
 pub enum ValueMut<'a> {
     Str(StrMut<'a>),
+    List(&'a mut List),
+    Hash(&'a mut Hash),
+    Set(&'a mut Set),
+    ZSet(&'a mut ZSet),
 }
 
 /// A key's string, for modification in place.
@@ -574,14 +637,12 @@ impl<'a> StrMut<'a> {
     }
 
     pub fn get(&self) -> StrRef<'_> {
-        let ValueRef::Str(s) = self.entry.value();
-        s
+        self.entry.value().as_str().expect("StrMut holds a string")
     }
 
     /// The string, borrowed for as long as the entry was.
     pub fn into_ref(self) -> StrRef<'a> {
-        let ValueRef::Str(s) = self.entry.value();
-        s
+        self.entry.value().as_str().expect("StrMut holds a string")
     }
 
     pub fn len(&self) -> usize {
@@ -715,7 +776,9 @@ mod tests {
     #[test]
     fn value_mut_and_threads() {
         let mut e = Entry::new(b"k", StrRef::Embstr(b"a"), NO_EXPIRE, 0);
-        let ValueMut::Str(mut s) = e.value_mut();
+        let ValueMut::Str(mut s) = e.value_mut() else {
+            panic!("a string")
+        };
         assert_eq!(s.get(), StrRef::Embstr(b"a"));
         s.set(StrRef::Int(5));
         s.make_raw().push(b'0');

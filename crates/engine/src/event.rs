@@ -57,6 +57,22 @@ impl Event {
         Event::new(class::STRING, name)
     }
 
+    pub const fn list(name: &'static str) -> Event {
+        Event::new(class::LIST, name)
+    }
+
+    pub const fn hash(name: &'static str) -> Event {
+        Event::new(class::HASH, name)
+    }
+
+    pub const fn set(name: &'static str) -> Event {
+        Event::new(class::SET, name)
+    }
+
+    pub const fn zset(name: &'static str) -> Event {
+        Event::new(class::ZSET, name)
+    }
+
     /// Nothing to announce: the caller records the key's event itself with
     /// [`crate::Locked::notify`] (so several writes of one command are announced in Redis's
     /// order).

@@ -2,6 +2,7 @@
 //! threads: the server crate drives it.
 
 pub mod clock;
+pub mod coll;
 pub mod entry;
 pub mod event;
 pub mod glob;

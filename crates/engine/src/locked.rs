@@ -10,11 +10,11 @@
 //! then locks one shard at a time and releases it before the next, so it never holds two.
 
 use crate::clock::{lru_clock, now_ms};
-use crate::entry::Entry;
+use crate::entry::{Entry, ValueMut};
 use crate::event::{Changes, DbChange, Event};
 use crate::keyspace::{Cleared, Keyspace};
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
-use crate::value::ValueRef;
+use crate::value::{Value, ValueRef};
 use parking_lot::MutexGuard;
 use smallvec::SmallVec;
 
@@ -503,6 +503,25 @@ impl<'a> Locked<'a> {
         self.insert_entry_in(self.db, key, entry, event);
     }
 
+    /// Store an owned value (a collection built by the command moves in without a copy)
+    /// under `key`, replacing any value and TTL: records `new` if the key is created, then
+    /// `event`.
+    pub fn insert_value(&mut self, key: &[u8], value: Value, expire_at: i64, event: Event) {
+        self.insert_value_in(self.db, key, value, expire_at, event);
+    }
+
+    pub fn insert_value_in(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: Value,
+        expire_at: i64,
+        event: Event,
+    ) {
+        let entry = Entry::from_value(key, value, expire_at, lru_clock());
+        self.insert_entry_in(db, key, entry, event);
+    }
+
     /// Put a whole entry in database `db` under `key`, which must be its key (RENAME,
     /// MOVE, COPY, RESTORE), replacing any; records `new` if the key is created, then
     /// `event`.
@@ -791,6 +810,19 @@ impl EntryMut<'_> {
     pub fn set_value<'v>(&mut self, v: impl Into<ValueRef<'v>>) {
         self.changed = true;
         self.entry.set_value(v);
+    }
+
+    /// The value for modification in place, NOT counted as a change: a collection
+    /// command calls [`EntryMut::mark_changed`] when it did change something (SADD of
+    /// members already there, LREM finding nothing... are no change in Redis).
+    pub fn value_mut(&mut self) -> ValueMut<'_> {
+        self.entry.value_mut()
+    }
+
+    /// Replace the value with an owned one (the key keeps its TTL).
+    pub fn set_owned_value(&mut self, v: Value) {
+        self.changed = true;
+        self.entry.set_owned_value(v);
     }
 
     /// The string's bytes for in-place modification (the value becomes `raw`). Only for

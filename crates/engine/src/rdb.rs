@@ -7,7 +7,11 @@
 //! checked against the bytes present before anything is allocated, and types Skein does not
 //! store yet are rejected with [`RdbError::UnsupportedType`].
 
+mod hash;
+mod list;
 pub mod lzf;
+mod set;
+mod zset;
 
 use crate::value::{parse_strict_i64, StrRef, StrValue, Value, ValueRef};
 use std::borrow::Cow;
@@ -149,6 +153,10 @@ pub fn write_int_string(out: &mut Vec<u8>, n: i64) {
 pub fn object_type(v: ValueRef<'_>) -> u8 {
     match v {
         ValueRef::Str(_) => TYPE_STRING,
+        ValueRef::List(l) => list::object_type(l),
+        ValueRef::Hash(h) => hash::object_type(h),
+        ValueRef::Set(s) => set::object_type(s),
+        ValueRef::ZSet(z) => zset::object_type(z),
     }
 }
 
@@ -159,6 +167,10 @@ pub fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>, compress: bool) {
         ValueRef::Str(StrRef::Embstr(data) | StrRef::Raw(data)) => {
             write_string(out, data, compress)
         }
+        ValueRef::List(l) => list::write(out, l, compress),
+        ValueRef::Hash(h) => hash::write(out, h, compress),
+        ValueRef::Set(s) => set::write(out, s, compress),
+        ValueRef::ZSet(z) => zset::write(out, z, compress),
     }
 }
 
@@ -325,6 +337,14 @@ impl<'a> Reader<'a> {
     pub fn read_object(&mut self, t: u8) -> Result<Value, RdbError> {
         match t {
             TYPE_STRING => Ok(Value::Str(self.read_string()?.into_str_value())),
+            TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
+                list::read(self, t)
+            }
+            TYPE_HASH | TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
+                hash::read(self, t)
+            }
+            TYPE_SET | TYPE_SET_INTSET => set::read(self, t),
+            TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => zset::read(self, t),
             other => Err(RdbError::UnsupportedType(other)),
         }
     }

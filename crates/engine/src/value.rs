@@ -1,5 +1,7 @@
 //! Values and their encodings.
 
+use crate::coll::{Hash, List, Set, ZSet};
+
 /// Longest string Redis stores as `embstr` (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 pub const EMBSTR_SIZE_LIMIT: usize = 44;
 
@@ -8,6 +10,10 @@ pub const EMBSTR_SIZE_LIMIT: usize = 44;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(StrValue),
+    List(Box<List>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
 }
 
 /// An owned string value, in the encoding Redis would pick for it.
@@ -26,6 +32,10 @@ pub enum StrValue {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueRef<'a> {
     Str(StrRef<'a>),
+    List(&'a List),
+    Hash(&'a Hash),
+    Set(&'a Set),
+    ZSet(&'a ZSet),
 }
 
 /// A borrowed string with its encoding.
@@ -137,6 +147,10 @@ impl<'a> ValueRef<'a> {
     pub fn type_name(&self) -> &'static str {
         match self {
             ValueRef::Str(_) => "string",
+            ValueRef::List(_) => "list",
+            ValueRef::Hash(_) => "hash",
+            ValueRef::Set(_) => "set",
+            ValueRef::ZSet(_) => "zset",
         }
     }
 
@@ -144,19 +158,56 @@ impl<'a> ValueRef<'a> {
     pub fn encoding(&self) -> &'static str {
         match self {
             ValueRef::Str(s) => s.encoding(),
+            ValueRef::List(l) => l.encoding(),
+            ValueRef::Hash(h) => h.encoding(),
+            ValueRef::Set(s) => s.encoding(),
+            ValueRef::ZSet(z) => z.encoding(),
         }
     }
 
     pub fn as_str(&self) -> Option<StrRef<'a>> {
         match *self {
             ValueRef::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_list(&self) -> Option<&'a List> {
+        match *self {
+            ValueRef::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub fn as_hash(&self) -> Option<&'a Hash> {
+        match *self {
+            ValueRef::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn as_set(&self) -> Option<&'a Set> {
+        match *self {
+            ValueRef::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_zset(&self) -> Option<&'a ZSet> {
+        match *self {
+            ValueRef::ZSet(z) => Some(z),
+            _ => None,
         }
     }
 
     /// An owned copy.
     pub fn to_value(&self) -> Value {
-        match self {
+        match *self {
             ValueRef::Str(s) => Value::Str(s.to_str_value()),
+            ValueRef::List(l) => Value::List(Box::new(l.clone())),
+            ValueRef::Hash(h) => Value::Hash(Box::new(h.clone())),
+            ValueRef::Set(s) => Value::Set(Box::new(s.clone())),
+            ValueRef::ZSet(z) => Value::ZSet(Box::new(z.clone())),
         }
     }
 }
@@ -166,6 +217,10 @@ impl Value {
     pub fn view(&self) -> ValueRef<'_> {
         match self {
             Value::Str(s) => ValueRef::Str(s.view()),
+            Value::List(l) => ValueRef::List(l),
+            Value::Hash(h) => ValueRef::Hash(h),
+            Value::Set(s) => ValueRef::Set(s),
+            Value::ZSet(z) => ValueRef::ZSet(z),
         }
     }
 }

@@ -5,23 +5,28 @@
 pub mod args;
 pub mod bitmaps;
 pub mod client;
+pub mod coll;
 pub mod command;
 pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
+pub mod hashes;
 pub mod help;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
 pub mod latency;
+pub mod lists;
 pub mod object;
 pub mod pubsub;
 pub mod server_cmds;
+pub mod sets;
 pub mod slowlog;
 pub mod strings;
 pub mod table;
 pub mod transactions;
+pub mod zsets;
 
 use crate::clients::ClientInfo;
 use crate::propagate::{Op, PropagateAs};
@@ -117,6 +122,10 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         latency::COMMANDS,
         debug::COMMANDS,
         pubsub::COMMANDS,
+        lists::COMMANDS,
+        hashes::COMMANDS,
+        sets::COMMANDS,
+        zsets::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -91,6 +91,36 @@ pub struct Hot {
     pub latency_tracking: AtomicI64,
     /// notify-keyspace-events as Redis's flag bits (0 = off).
     pub notify_flags: AtomicI64,
+    /// The collection encoding thresholds, in the order of [`COLL_LIMITS`].
+    coll: [AtomicI64; 7],
+}
+
+/// The options behind [`engine::coll::Limits`], in its fields' order.
+const COLL_LIMITS: [&str; 7] = [
+    "list-max-listpack-size",
+    "list-compress-depth",
+    "hash-max-listpack-entries",
+    "hash-max-listpack-value",
+    "set-max-intset-entries",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+];
+
+impl Hot {
+    /// The collection encoding thresholds now in force.
+    pub fn coll_limits(&self) -> engine::coll::Limits {
+        let v = |i: usize| self.coll[i].load(Relaxed);
+        let u = |i: usize| v(i).max(0) as u64;
+        engine::coll::Limits {
+            list_max_listpack_size: v(0),
+            list_compress_depth: v(1),
+            hash_max_listpack_entries: u(2),
+            hash_max_listpack_value: u(3),
+            set_max_intset_entries: u(4),
+            zset_max_listpack_entries: u(5),
+            zset_max_listpack_value: u(6),
+        }
+    }
 }
 
 /// The live configuration.
@@ -149,6 +179,9 @@ impl Config {
         self.hot
             .notify_flags
             .store(i64::from(events.unwrap_or(0)), Relaxed);
+        for (hot, name) in self.hot.coll.iter().zip(COLL_LIMITS) {
+            hot.store(self.get_i64(name), Relaxed);
+        }
     }
 
     /// The canonical value of option `i` (CONFIG GET's text).
@@ -334,6 +367,17 @@ fn apply(def: &OptionDef, v: String) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn coll_limits_follow_the_options() {
+        let c = super::Config::default();
+        assert_eq!(c.hot.coll_limits(), engine::coll::Limits::default());
+        c.set("hash-max-ziplist-entries", &["7".into()]).unwrap();
+        c.set("list-max-listpack-size", &["-3".into()]).unwrap();
+        let l = c.hot.coll_limits();
+        assert_eq!(l.hash_max_listpack_entries, 7);
+        assert_eq!(l.list_max_listpack_size, -3);
+    }
+
     use super::*;
 
     fn set(c: &Config, pairs: &[(&str, &str)]) -> Result<(), String> {

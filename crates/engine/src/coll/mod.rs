@@ -1,0 +1,47 @@
+//! The collection types (list, hash, set, sorted set), each in Redis's encodings: a compact
+//! one for small values (listpack, intset) converted to a large one (quicklist nodes, hash
+//! table, skiplist) at Redis's thresholds, read from [`Limits`].
+
+pub mod hash;
+pub mod intset;
+pub mod list;
+pub mod listpack;
+pub mod set;
+pub mod zset;
+
+pub use hash::Hash;
+pub use intset::Intset;
+pub use list::List;
+pub use listpack::Listpack;
+pub use set::Set;
+pub use zset::ZSet;
+
+/// The encoding thresholds (the server fills them from its configuration:
+/// `hash-max-listpack-entries` and the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `list-max-listpack-size`: positive = entries per node, -1..-5 = 4..64 KiB per node.
+    pub list_max_listpack_size: i64,
+    /// `list-compress-depth`: nodes at each end left uncompressed (0 = none compressed).
+    pub list_compress_depth: i64,
+    pub hash_max_listpack_entries: u64,
+    pub hash_max_listpack_value: u64,
+    pub set_max_intset_entries: u64,
+    pub zset_max_listpack_entries: u64,
+    pub zset_max_listpack_value: u64,
+}
+
+impl Default for Limits {
+    /// Redis 7.0's defaults.
+    fn default() -> Self {
+        Limits {
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+        }
+    }
+}
