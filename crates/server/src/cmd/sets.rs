@@ -36,6 +36,9 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 /// SPOP with a count propagates its removals as SREMs of at most this many members.
 const SPOP_BATCH: usize = 1024;
+/// SPOP with a count builds a new set of the remaining members when they are at most
+/// count / this (Redis's SPOP_MOVE_STRATEGY_MUL).
+const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 
 fn limits(ctx: &Ctx) -> Limits {
     ctx.srv.config.hot.coll_limits()
@@ -266,6 +269,7 @@ fn spop(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
+    let lim = limits(ctx);
     let count = match args::int(argv[2]) {
         Ok(n) if n >= 0 => n as u64,
         _ => return ctx.out.error(NOT_POSITIVE),
@@ -305,6 +309,12 @@ fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     if !batch.is_empty() {
         propagate_srem(&mut ctx.propagate, key, &mut batch);
+    }
+    if (size - count) * SPOP_MOVE_STRATEGY_MUL <= count && matches!(s, Set::Table(_)) {
+        // Redis builds a new set of the members that stay (its encoding chosen afresh).
+        if s.fits_intset(&lim) {
+            *s = build_set(&s.iter().map(Elem::to_vec).collect::<Vec<_>>(), &lim);
+        }
     }
     drop(e);
     ctx.keys.add_dirty(count - 1);
