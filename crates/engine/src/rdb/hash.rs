@@ -17,7 +17,7 @@ pub(super) fn write(out: &mut Vec<u8>, h: &Hash, compress: bool) {
         Hash::Listpack(lp) => write_string(out, lp.as_bytes(), compress),
         Hash::Table(t) => {
             write_len(out, t.len() as u64);
-            for (f, v) in t {
+            for (f, v) in t.iter() {
                 write_string(out, f, compress);
                 write_string(out, v, compress);
             }
