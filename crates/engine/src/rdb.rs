@@ -204,7 +204,14 @@ pub fn verify_payload(p: &[u8], skip_crc: bool) -> bool {
 /// Decode a DUMP payload's value. Like Redis, the reader runs over the whole payload
 /// (footer included) and does not require the value to end where the footer starts.
 pub fn load_payload(p: &[u8]) -> Result<Value, RdbError> {
+    load_payload_with(p, crate::coll::Limits::default())
+}
+
+/// [`load_payload`] under these encoding thresholds (the collections loaded are converted
+/// where Redis's loader converts them).
+pub fn load_payload_with(p: &[u8], limits: crate::coll::Limits) -> Result<Value, RdbError> {
     let mut r = Reader::new(p);
+    r.limits = limits;
     let t = r.read_object_type()?;
     r.read_object(t)
 }
@@ -232,11 +239,18 @@ impl RdbString<'_> {
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// The encoding thresholds a loaded collection is converted by (Redis's defaults
+    /// unless the caller sets them).
+    pub limits: crate::coll::Limits,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader {
+            buf,
+            pos: 0,
+            limits: crate::coll::Limits::default(),
+        }
     }
 
     /// Bytes consumed so far.
@@ -445,7 +459,7 @@ mod tests {
             let _ = load_payload(&p);
             let _ = verify_payload(&p, true);
         }
-        for t in [1u8, 4, 8, 20, 200] {
+        for t in [1u8, 8, 20, 200] {
             assert_eq!(load_payload(&[t, 0, 0]), Err(RdbError::UnsupportedType(t)));
         }
         // A 64-bit length far beyond the input.

@@ -132,12 +132,7 @@ impl Hash {
     /// Convert a listpack to a table (Redis's hashTypeConvert to OBJ_ENCODING_HT).
     pub fn convert(&mut self) {
         if let Hash::Listpack(lp) = self {
-            let mut t = HashTable::with_capacity(lp.len() / 2);
-            let mut it = lp.iter();
-            while let (Some(f), Some(v)) = (it.next(), it.next()) {
-                t.insert(&f.to_vec(), &v.to_vec());
-            }
-            *self = Hash::Table(t);
+            *self = Hash::Table(HashTable::from_listpack(lp));
         }
     }
 

@@ -108,6 +108,16 @@ impl HashTable {
         t
     }
 
+    /// The pairs of a listpack of field/value pairs.
+    pub fn from_listpack(lp: &super::listpack::Listpack) -> HashTable {
+        let mut t = HashTable::with_capacity(lp.len() / 2);
+        let mut it = lp.iter();
+        while let (Some(f), Some(v)) = (it.next(), it.next()) {
+            t.insert(&f.to_vec(), &v.to_vec());
+        }
+        t
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len()
     }
