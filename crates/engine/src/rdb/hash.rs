@@ -1,9 +1,21 @@
 //! RDB encoding of hashes: `RDB_TYPE_HASH_LISTPACK` (the listpack's bytes as one string)
-//! or `RDB_TYPE_HASH` (field/value string pairs).
+//! or `RDB_TYPE_HASH` (field/value string pairs); reading also takes the older
+//! `RDB_TYPE_HASH_ZIPLIST` and `RDB_TYPE_HASH_ZIPMAP`, converted to a listpack as Redis
+//! 7.0 converts them. Everything is validated: duplicates, odd counts and empty hashes
+//! are refused.
 
-use super::{write_len, write_string, RdbError, Reader, TYPE_HASH, TYPE_HASH_LISTPACK};
-use crate::coll::Hash;
+mod ziplist;
+
+use super::{
+    write_len, write_string, RdbError, RdbString, Reader, TYPE_HASH, TYPE_HASH_LISTPACK,
+    TYPE_HASH_ZIPLIST, TYPE_HASH_ZIPMAP,
+};
+use crate::coll::hash_table::HashTable;
+use crate::coll::listpack::{Item, Listpack};
+use crate::coll::{Hash, Limits};
 use crate::value::Value;
+use std::borrow::Cow;
+use std::collections::HashSet;
 
 pub(super) fn object_type(h: &Hash) -> u8 {
     match h {
@@ -17,7 +29,7 @@ pub(super) fn write(out: &mut Vec<u8>, h: &Hash, compress: bool) {
         Hash::Listpack(lp) => write_string(out, lp.as_bytes(), compress),
         Hash::Table(t) => {
             write_len(out, t.len() as u64);
-            for (f, v) in t {
+            for (f, v) in t.iter() {
                 write_string(out, f, compress);
                 write_string(out, v, compress);
             }
@@ -25,6 +37,143 @@ pub(super) fn write(out: &mut Vec<u8>, h: &Hash, compress: bool) {
     }
 }
 
-pub(super) fn read(_: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
-    Err(RdbError::UnsupportedType(t))
+pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
+    let limits = *r.limits();
+    let h = match t {
+        TYPE_HASH => read_pairs(r, &limits)?,
+        TYPE_HASH_LISTPACK => {
+            let lp = Listpack::from_bytes(read_blob(r)?).ok_or(RdbError::Corrupt)?;
+            check_pairs(lp.iter())?;
+            over_entries(lp, &limits)
+        }
+        TYPE_HASH_ZIPLIST => {
+            let blob = read_blob(r)?;
+            let items = ziplist::ziplist_items(&blob).ok_or(RdbError::Corrupt)?;
+            check_pairs(items.iter().copied())?;
+            let mut lp = Listpack::new();
+            for i in items {
+                match i {
+                    Item::Int(n) => lp.insert_int(lp.end(), n),
+                    Item::Str(s) => lp.insert(lp.end(), s),
+                };
+            }
+            over_entries(lp, &limits)
+        }
+        TYPE_HASH_ZIPMAP => {
+            let blob = read_blob(r)?;
+            let pairs = ziplist::zipmap_pairs(&blob).ok_or(RdbError::Corrupt)?;
+            let mut seen = HashSet::with_capacity(pairs.len());
+            let mut lp = Listpack::new();
+            let mut maxlen = 0;
+            for (f, v) in pairs {
+                if !seen.insert(f) {
+                    return Err(RdbError::Corrupt);
+                }
+                maxlen = maxlen.max(f.len()).max(v.len());
+                lp.push_back(f);
+                lp.push_back(v);
+            }
+            let mut h = Hash::Listpack(lp);
+            if h.len() as u64 > limits.hash_max_listpack_entries
+                || maxlen as u64 > limits.hash_max_listpack_value
+            {
+                h.convert();
+            }
+            h
+        }
+        other => return Err(RdbError::UnsupportedType(other)),
+    };
+    Ok(Value::Hash(Box::new(h)))
+}
+
+/// A loaded listpack hash, a table if it has more fields than allowed (field and value
+/// lengths are not checked on load, as in Redis).
+fn over_entries(lp: Listpack, limits: &Limits) -> Hash {
+    let mut h = Hash::Listpack(lp);
+    if h.len() as u64 > limits.hash_max_listpack_entries {
+        h.convert();
+    }
+    h
+}
+
+/// A string holding an encoded collection, as bytes.
+fn read_blob(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
+    match r.read_string()? {
+        RdbString::Bytes(b) => Ok(b.into_owned()),
+        RdbString::Int(_) => Err(RdbError::Corrupt),
+    }
+}
+
+/// A string element as bytes (integer encodings in decimal).
+fn string_bytes(s: RdbString<'_>) -> Cow<'_, [u8]> {
+    match s {
+        RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
+        RdbString::Bytes(b) => b,
+    }
+}
+
+/// Elements of a compact encoding as field/value pairs: a non-zero, even count and no
+/// field twice (lpPairsValidateIntegrityAndDups).
+fn check_pairs<'a>(items: impl Iterator<Item = Item<'a>>) -> Result<(), RdbError> {
+    let mut seen = HashSet::new();
+    let mut n = 0usize;
+    for (i, item) in items.enumerate() {
+        if i % 2 == 0 && !seen.insert(item.to_vec()) {
+            return Err(RdbError::Corrupt);
+        }
+        n += 1;
+    }
+    if n == 0 || n % 2 == 1 {
+        return Err(RdbError::Corrupt);
+    }
+    Ok(())
+}
+
+/// `RDB_TYPE_HASH`: a count, then field/value strings. A listpack while within the limits
+/// (a table from the start when the count is over them, or from the first pair too long),
+/// as Redis's loader builds it.
+fn read_pairs(r: &mut Reader<'_>, limits: &Limits) -> Result<Hash, RdbError> {
+    let len = r.read_len()?;
+    if len == 0 {
+        return Err(RdbError::Corrupt);
+    }
+    let mut left = len;
+    let mut t = if len > limits.hash_max_listpack_entries {
+        // Each pair takes at least two bytes: never reserve more than the input could hold.
+        let cap = usize::try_from(len)
+            .unwrap_or(usize::MAX)
+            .min(r.remaining() / 2);
+        HashTable::with_capacity(cap)
+    } else {
+        let mut lp = Listpack::new();
+        let mut seen = HashSet::new();
+        loop {
+            if left == 0 {
+                return Ok(Hash::Listpack(lp));
+            }
+            left -= 1;
+            let f = string_bytes(r.read_string()?);
+            let v = string_bytes(r.read_string()?);
+            if !seen.insert(f.to_vec()) {
+                return Err(RdbError::Corrupt);
+            }
+            if f.len() as u64 > limits.hash_max_listpack_value
+                || v.len() as u64 > limits.hash_max_listpack_value
+            {
+                let mut t = HashTable::from_listpack(&lp);
+                t.insert_unique(&f, &v);
+                break t;
+            }
+            lp.push_back(&f);
+            lp.push_back(&v);
+        }
+    };
+    for _ in 0..left {
+        let f = string_bytes(r.read_string()?);
+        let v = string_bytes(r.read_string()?);
+        if !t.insert(&f, &v) {
+            return Err(RdbError::Corrupt);
+        }
+    }
+    Ok(Hash::Table(t))
 }
