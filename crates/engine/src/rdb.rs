@@ -13,6 +13,7 @@ pub mod lzf;
 mod set;
 mod zset;
 
+use crate::coll::Limits;
 use crate::value::{parse_strict_i64, StrRef, StrValue, Value, ValueRef};
 use std::borrow::Cow;
 
@@ -204,7 +205,13 @@ pub fn verify_payload(p: &[u8], skip_crc: bool) -> bool {
 /// Decode a DUMP payload's value. Like Redis, the reader runs over the whole payload
 /// (footer included) and does not require the value to end where the footer starts.
 pub fn load_payload(p: &[u8]) -> Result<Value, RdbError> {
-    let mut r = Reader::new(p);
+    load_payload_with(p, &Limits::default())
+}
+
+/// [`load_payload`] converting values past the given encoding thresholds (RESTORE passes
+/// the server's configuration).
+pub fn load_payload_with(p: &[u8], limits: &Limits) -> Result<Value, RdbError> {
+    let mut r = Reader::new(p).with_limits(*limits);
     let t = r.read_object_type()?;
     r.read_object(t)
 }
@@ -232,11 +239,27 @@ impl RdbString<'_> {
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// The encoding thresholds values are converted against after loading.
+    limits: Limits,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader {
+            buf,
+            pos: 0,
+            limits: Limits::default(),
+        }
+    }
+
+    /// Load against these encoding thresholds (the server's configuration).
+    pub fn with_limits(mut self, limits: Limits) -> Reader<'a> {
+        self.limits = limits;
+        self
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Bytes consumed so far.

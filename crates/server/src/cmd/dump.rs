@@ -105,7 +105,7 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
     let value = if !rdb::verify_payload(payload, false) {
         Err(BAD_PAYLOAD)
     } else {
-        rdb::load_payload(payload).map_err(|_| BAD_FORMAT)
+        rdb::load_payload_with(payload, &ctx.srv.config.hot.coll_limits()).map_err(|_| BAD_FORMAT)
     };
     let lfu = lfu_policy(ctx);
     let key = argv[1];
