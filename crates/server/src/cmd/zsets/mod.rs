@@ -276,11 +276,41 @@ impl Interval {
         }
     }
     /// Ascending rank of the first element in the interval and of the last + 1 (the
-    /// interval is empty when first >= end).
-    fn ranks(&self, z: &ZSet) -> (usize, usize) {
+    /// interval is empty when first >= end). `walk` follows the elements from the first
+    /// while they are within the upper end (Redis's listpack counts and every removal);
+    /// otherwise the end is found by descending the skiplist (its ZCOUNT/ZLEXCOUNT). Both
+    /// agree unless a lex range meets members of different scores, where Redis's answer
+    /// depends on how it looks too.
+    /// Ascending rank of the last element within the upper end: found from the tail in a
+    /// listpack, by descending the skiplist otherwise (as zzlLastInRange/zslLastInRange).
+    fn last(&self, z: &ZSet) -> Option<usize> {
+        if let ZSet::Listpack(_) = z {
+            let mut r = z.len();
+            let mut found = false;
+            z.walk(z.len().checked_sub(1)?, true, |m, s| {
+                r -= 1;
+                found = self.lte_max(s, m);
+                !found
+            });
+            found.then_some(r)
+        } else {
+            z.count_prefix(|s, m| self.lte_max(s, m)).checked_sub(1)
+        }
+    }
+
+    fn ranks(&self, z: &ZSet, walk: bool) -> (usize, usize) {
         let first = z.count_prefix(|s, m| !self.gte_min(s, m));
-        let end = z.count_prefix(|s, m| self.lte_max(s, m));
-        (first, end)
+        if walk || matches!(z, ZSet::Listpack(_)) {
+            let mut end = first;
+            z.walk(first, false, |m, s| {
+                let inside = self.lte_max(s, m);
+                end += usize::from(inside);
+                inside
+            });
+            (first, end)
+        } else {
+            (first, z.count_prefix(|s, m| self.lte_max(s, m)))
+        }
     }
 }
 

@@ -33,7 +33,7 @@ fn count_generic(ctx: &mut Ctx, argv: &[&[u8]], iv: Result<Interval, &'static st
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(z)) => {
-            let (first, end) = iv.ranks(z);
+            let (first, end) = iv.ranks(z, false);
             ctx.out.int(end.saturating_sub(first) as i64);
         }
     }
@@ -122,11 +122,10 @@ fn collect(
     };
     let mut visit = visit;
     if rev {
-        let end = z.count_prefix(|s, m| iv.lte_max(s, m));
-        if end == 0 {
+        let Some(last) = iv.last(z) else {
             return out;
-        }
-        z.walk(end - 1, true, |m, sc| {
+        };
+        z.walk(last, true, |m, sc| {
             if !iv.gte_min(sc, m) {
                 return false;
             }
@@ -279,7 +278,7 @@ fn remrange_generic(
         let bounds = match &what {
             Rem::Rank(s, en) => rank_bounds(*s, *en, z.len()),
             Rem::Iv(iv) => {
-                let (first, end) = iv.ranks(z);
+                let (first, end) = iv.ranks(z, true);
                 (first < end).then(|| (first, end - 1))
             }
         };
