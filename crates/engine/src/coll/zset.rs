@@ -1,12 +1,18 @@
 //! The sorted-set type: a listpack of member/score pairs in score order while small, a
 //! skiplist (ordered by score then member, with ranks) plus a member index beyond
 //! `zset-max-listpack-entries` members or a member longer than `zset-max-listpack-value`.
+//!
+//! Ranks are 0-based in ascending order everywhere here; the commands turn reverse ranges
+//! into ascending ranks.
 
-use super::listpack::Listpack;
+use super::listpack::{Item, Listpack};
+pub use super::zset_skiplist::SkipList;
+use super::Limits;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ZSet {
     Listpack(Listpack),
+    Skiplist(Box<SkipList>),
 }
 
 impl Default for ZSet {
@@ -15,14 +21,141 @@ impl Default for ZSet {
     }
 }
 
+/// A score as Redis's zzlInsertAt writes it into a listpack: an integer when double2ll
+/// takes it (|v| <= LLONG_MAX/2 and integral; -0 becomes 0), else d2string's `%.17g`
+/// (`inf`, `-inf`).
+pub fn score_text(v: f64, buf: &mut String) {
+    use std::fmt::Write;
+    buf.clear();
+    let lim = (i64::MAX / 2) as f64;
+    if v.is_infinite() {
+        buf.push_str(if v > 0.0 { "inf" } else { "-inf" });
+    } else if (-lim..=lim).contains(&v) && (v as i64) as f64 == v {
+        let _ = write!(buf, "{}", v as i64);
+    } else {
+        buf.push_str(&g17(v));
+    }
+}
+
+/// `%.17g` of a finite double.
+fn g17(d: f64) -> String {
+    let sci = format!("{:.16e}", d);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let strip = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", strip(mantissa), sign, exp.abs())
+    } else {
+        let decimals = (16 - exp).max(0) as usize;
+        strip(&format!("{:.*}", decimals, d))
+    }
+}
+
+/// A score stored in a listpack (validated when loaded: never NaN).
+fn lp_score(it: Item<'_>) -> f64 {
+    match it {
+        Item::Int(n) => n as f64,
+        Item::Str(s) => parse_stored_score(s).unwrap_or(0.0),
+    }
+}
+
+/// Parse a score as stored in a listpack or an old RDB (strtod of the whole string); None
+/// for garbage or NaN.
+pub fn parse_stored_score(s: &[u8]) -> Option<f64> {
+    let t = std::str::from_utf8(s).ok()?;
+    let v = match t {
+        "inf" | "+inf" => f64::INFINITY,
+        "-inf" => f64::NEG_INFINITY,
+        _ => {
+            if t.is_empty()
+                || !t
+                    .bytes()
+                    .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c))
+            {
+                return None;
+            }
+            t.parse::<f64>().ok()?
+        }
+    };
+    (!v.is_nan()).then_some(v)
+}
+
+/// Call `f` with an item's bytes (integers formatted on the stack).
+fn with_bytes<R>(it: Item<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
+    match it {
+        Item::Str(s) => f(s),
+        Item::Int(n) => {
+            let mut buf = [0u8; 24];
+            let mut w = std::io::Cursor::new(&mut buf[..]);
+            let _ = std::io::Write::write_fmt(&mut w, format_args!("{n}"));
+            let len = w.position() as usize;
+            f(&buf[..len])
+        }
+    }
+}
+
+/// Compare an item's bytes with `b` as memcmp-then-length (Redis's sdscmp order).
+fn item_cmp(it: Item<'_>, b: &[u8]) -> std::cmp::Ordering {
+    with_bytes(it, |a| a.cmp(b))
+}
+
 impl ZSet {
     pub fn new() -> ZSet {
         ZSet::default()
     }
 
+    /// A new sorted set for a first member of `member_len` bytes (Redis's ZADD on a new
+    /// key: a skiplist when the listpack could not hold it).
+    pub fn for_first(member_len: usize, limits: &Limits) -> ZSet {
+        if limits.zset_max_listpack_entries == 0
+            || member_len as u64 > limits.zset_max_listpack_value
+        {
+            ZSet::Skiplist(Box::default())
+        } else {
+            ZSet::default()
+        }
+    }
+
+    /// A sorted set of distinct members in any order, encoded as Redis encodes a *STORE
+    /// destination: a listpack when within both limits, else a skiplist.
+    pub fn from_pairs(mut pairs: Vec<(Vec<u8>, f64)>, limits: &Limits) -> ZSet {
+        let maxlen = pairs.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+        if pairs.len() as u64 <= limits.zset_max_listpack_entries
+            && maxlen as u64 <= limits.zset_max_listpack_value
+        {
+            pairs.sort_by(|a, b| {
+                a.1.partial_cmp(&b.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then_with(|| a.0.cmp(&b.0))
+            });
+            let mut lp = Listpack::new();
+            let mut t = String::new();
+            for (m, s) in &pairs {
+                lp.push_back(m);
+                score_text(*s, &mut t);
+                lp.push_back(t.as_bytes());
+            }
+            ZSet::Listpack(lp)
+        } else {
+            let mut sl = SkipList::new();
+            for (m, s) in pairs {
+                sl.insert(m.into_boxed_slice(), s);
+            }
+            ZSet::Skiplist(Box::new(sl))
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             ZSet::Listpack(lp) => lp.len() / 2,
+            ZSet::Skiplist(sl) => sl.len(),
         }
     }
 
@@ -34,6 +167,347 @@ impl ZSet {
     pub fn encoding(&self) -> &'static str {
         match self {
             ZSet::Listpack(_) => "listpack",
+            ZSet::Skiplist(_) => "skiplist",
+        }
+    }
+
+    /// Position of a member's entry in a listpack.
+    fn lp_find(lp: &Listpack, member: &[u8]) -> Option<usize> {
+        lp.find(lp.first(), member, 1)
+    }
+
+    /// The member's score.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZSet::Listpack(lp) => {
+                let at = Self::lp_find(lp, member)?;
+                Some(lp_score(lp.get(lp.next(at)?)))
+            }
+            ZSet::Skiplist(sl) => sl.score(member),
+        }
+    }
+
+    /// Convert to a skiplist (one way).
+    pub fn convert_to_skiplist(&mut self) {
+        if let ZSet::Listpack(lp) = self {
+            let mut sl = SkipList::new();
+            let mut it = lp.iter();
+            while let (Some(m), Some(s)) = (it.next(), it.next()) {
+                sl.insert(m.to_vec().into_boxed_slice(), lp_score(s));
+            }
+            *self = ZSet::Skiplist(Box::new(sl));
+        }
+    }
+
+    /// Convert a skiplist back to a listpack when within the limits (Redis's
+    /// zsetConvertToListpackIfNeeded, used after loading).
+    pub fn shrink_if_fits(&mut self, limits: &Limits) {
+        if let ZSet::Skiplist(sl) = self {
+            let maxlen = sl.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+            if sl.len() as u64 <= limits.zset_max_listpack_entries
+                && maxlen as u64 <= limits.zset_max_listpack_value
+            {
+                let mut lp = Listpack::new();
+                let mut t = String::new();
+                for (m, s) in sl.iter() {
+                    lp.push_back(m);
+                    score_text(s, &mut t);
+                    lp.push_back(t.as_bytes());
+                }
+                *self = ZSet::Listpack(lp);
+            }
+        }
+    }
+
+    /// Set a member's score, adding it if absent (converting to a skiplist first when the
+    /// listpack would go over the limits, as zsetAdd). Returns true if it was added.
+    pub fn set(&mut self, member: &[u8], score: f64, limits: &Limits) -> bool {
+        if let ZSet::Listpack(lp) = self {
+            if let Some(at) = Self::lp_find(lp, member) {
+                let sat = lp.next(at).expect("pair");
+                if lp_score(lp.get(sat)) == score {
+                    return false;
+                }
+                // Remove and re-insert in order (zzlDelete + zzlInsert).
+                lp.delete_range(at, 2);
+                Self::lp_insert(lp, member, score);
+                return false;
+            }
+            if lp.len() / 2 + 1 > limits.zset_max_listpack_entries as usize
+                || member.len() as u64 > limits.zset_max_listpack_value
+            {
+                self.convert_to_skiplist();
+            } else {
+                Self::lp_insert(lp, member, score);
+                return true;
+            }
+        }
+        match self {
+            ZSet::Skiplist(sl) => {
+                if let Some(old) = sl.score(member) {
+                    if old != score {
+                        sl.update(member, score);
+                    }
+                    false
+                } else {
+                    sl.insert(member.to_vec().into_boxed_slice(), score);
+                    true
+                }
+            }
+            ZSet::Listpack(_) => unreachable!("converted above"),
+        }
+    }
+
+    fn lp_insert(lp: &mut Listpack, member: &[u8], score: f64) {
+        let mut at = lp.first();
+        let mut pos = lp.end();
+        while let Some(p) = at {
+            let sp = lp.next(p).expect("pair");
+            let s = lp_score(lp.get(sp));
+            if s > score || (s == score && item_cmp(lp.get(p), member).is_gt()) {
+                pos = p;
+                break;
+            }
+            at = lp.next(sp);
+        }
+        let mut t = String::new();
+        score_text(score, &mut t);
+        let p = lp.insert(pos, member);
+        let sp = lp.next(p).unwrap_or(lp.end());
+        lp.insert(sp, t.as_bytes());
+    }
+
+    /// Remove a member; true if it was present.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self {
+            ZSet::Listpack(lp) => match Self::lp_find(lp, member) {
+                Some(at) => {
+                    lp.delete_range(at, 2);
+                    true
+                }
+                None => false,
+            },
+            ZSet::Skiplist(sl) => sl.remove(member).is_some(),
+        }
+    }
+
+    /// A member's 0-based ascending rank and score.
+    pub fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
+        match self {
+            ZSet::Listpack(lp) => {
+                let mut it = lp.iter();
+                let mut r = 0;
+                while let (Some(m), Some(s)) = (it.next(), it.next()) {
+                    if m.eq_bytes(member) {
+                        return Some((r, lp_score(s)));
+                    }
+                    r += 1;
+                }
+                None
+            }
+            ZSet::Skiplist(sl) => sl.rank(member),
+        }
+    }
+
+    /// How many elements (in order) satisfy `pred`, which must hold for a prefix.
+    pub fn count_prefix(&self, pred: impl Fn(f64, &[u8]) -> bool) -> usize {
+        match self {
+            ZSet::Listpack(lp) => {
+                let mut it = lp.iter();
+                let mut r = 0;
+                while let (Some(m), Some(s)) = (it.next(), it.next()) {
+                    if !with_bytes(m, |b| pred(lp_score(s), b)) {
+                        break;
+                    }
+                    r += 1;
+                }
+                r
+            }
+            ZSet::Skiplist(sl) => sl.count_prefix(pred),
+        }
+    }
+
+    /// Visit elements from ascending rank `start`, forwards (or backwards when `rev`),
+    /// while `f` returns true.
+    pub fn walk(&self, start: usize, rev: bool, mut f: impl FnMut(&[u8], f64) -> bool) {
+        match self {
+            ZSet::Listpack(lp) => {
+                let Some(mut at) = lp.seek(2 * start as i64) else {
+                    return;
+                };
+                loop {
+                    let sp = lp.next(at).expect("pair");
+                    let s = lp_score(lp.get(sp));
+                    if !with_bytes(lp.get(at), |b| f(b, s)) {
+                        return;
+                    }
+                    let nx = if rev {
+                        lp.prev(at).and_then(|p| lp.prev(p))
+                    } else {
+                        lp.next(sp)
+                    };
+                    match nx {
+                        Some(n) => at = n,
+                        None => return,
+                    }
+                }
+            }
+            ZSet::Skiplist(sl) => sl.walk(start, rev, f),
+        }
+    }
+
+    /// The element at ascending rank `r` (< len), copied.
+    pub fn get(&self, r: usize) -> (Vec<u8>, f64) {
+        match self {
+            ZSet::Listpack(_) => {
+                let mut out = (Vec::new(), 0.0);
+                self.walk(r, false, |m, s| {
+                    out = (m.to_vec(), s);
+                    false
+                });
+                out
+            }
+            ZSet::Skiplist(sl) => {
+                let (m, s) = sl.get(r);
+                (m.to_vec(), s)
+            }
+        }
+    }
+
+    /// Remove the elements at ascending ranks `start..=end` (within range); `f` sees
+    /// each removed element in order.
+    pub fn remove_ranks(&mut self, start: usize, end: usize, mut f: impl FnMut(&[u8], f64)) {
+        match self {
+            ZSet::Listpack(lp) => {
+                let Some(at) = lp.seek(2 * start as i64) else {
+                    return;
+                };
+                let mut p = Some(at);
+                for _ in start..=end {
+                    let Some(m) = p else { break };
+                    let sp = lp.next(m).expect("pair");
+                    let s = lp_score(lp.get(sp));
+                    with_bytes(lp.get(m), |b| f(b, s));
+                    p = lp.next(sp);
+                }
+                lp.delete_range(at, 2 * (end - start + 1));
+            }
+            ZSet::Skiplist(sl) => sl.remove_ranks(start, end, |m, s| f(&m, s)),
+        }
+    }
+
+    /// Every element in ascending order, copied.
+    pub fn to_pairs(&self) -> Vec<(Vec<u8>, f64)> {
+        let mut v = Vec::with_capacity(self.len());
+        self.walk(0, false, |m, s| {
+            v.push((m.to_vec(), s));
+            true
+        });
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn limits(entries: u64) -> Limits {
+        Limits {
+            zset_max_listpack_entries: entries,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn score_texts_are_d2string() {
+        let mut t = String::new();
+        for (v, s) in [
+            (1.0, "1"),
+            (-0.0, "0"),
+            (1e18, "1000000000000000000"),
+            (5e18, "5e+18"),
+            (1.5, "1.5"),
+            (0.1, "0.10000000000000001"),
+            (f64::INFINITY, "inf"),
+            (1e20, "1e+20"),
+            (1.1, "1.1000000000000001"),
+            (1e-5, "1.0000000000000001e-05"),
+        ] {
+            score_text(v, &mut t);
+            assert_eq!(t, s, "{v}");
+        }
+    }
+
+    #[test]
+    fn listpack_bytes_match_redis_order() {
+        let mut z = ZSet::new();
+        let l = Limits::default();
+        z.set(b"b", 2.0, &l);
+        z.set(b"a", 2.0, &l);
+        z.set(b"c", 1.5, &l);
+        let ZSet::Listpack(lp) = &z else { panic!() };
+        let items: Vec<Vec<u8>> = lp.iter().map(|i| i.to_vec()).collect();
+        assert_eq!(
+            items,
+            vec![
+                b"c".to_vec(),
+                b"1.5".to_vec(),
+                b"a".to_vec(),
+                b"2".to_vec(),
+                b"b".to_vec(),
+                b"2".to_vec()
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn model(ops in proptest::collection::vec((0u8..5, 0u8..30, -4i8..4), 1..200), lim in 0u64..12) {
+            let l = limits(lim);
+            let mut z = ZSet::new();
+            let mut model: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
+            for (op, m, s) in ops {
+                let m = format!("{m}").into_bytes();
+                let s = f64::from(s) / 2.0;
+                match op {
+                    0 | 1 => {
+                        let added = z.set(&m, s, &l);
+                        assert_eq!(added, model.insert(m, s).is_none());
+                    }
+                    2 => assert_eq!(z.remove(&m), model.remove(&m).is_some()),
+                    3 => {
+                        let n = z.count_prefix(|sc, _| sc < s);
+                        assert_eq!(n, model.values().filter(|&&v| v < s).count());
+                    }
+                    _ => {
+                        if !model.is_empty() {
+                            let a = (m[0] as usize) % model.len();
+                            let b = (a + 1).min(model.len() - 1);
+                            let mut sorted: Vec<(Vec<u8>, f64)> = model.clone().into_iter().collect();
+                            sorted.sort_by(|x, y| x.1.partial_cmp(&y.1).unwrap().then(x.0.cmp(&y.0)));
+                            let mut got = Vec::new();
+                            z.remove_ranks(a, b, |m, s| got.push((m.to_vec(), s)));
+                            assert_eq!(&got[..], &sorted[a..=b]);
+                            for (m, _) in got { model.remove(&m); }
+                        }
+                    }
+                }
+                if model.len() as u64 > lim { assert_eq!(z.encoding(), "skiplist"); }
+                let mut sorted: Vec<(Vec<u8>, f64)> = model.clone().into_iter().collect();
+                sorted.sort_by(|x, y| x.1.partial_cmp(&y.1).unwrap().then(x.0.cmp(&y.0)));
+                assert_eq!(z.to_pairs(), sorted.clone());
+                for (r, (m, s)) in sorted.iter().enumerate() {
+                    assert_eq!(z.rank(m), Some((r, *s)));
+                    assert_eq!(z.score(m), Some(*s));
+                }
+                let mut rev = Vec::new();
+                if !sorted.is_empty() {
+                    z.walk(sorted.len() - 1, true, |m, s| { rev.push((m.to_vec(), s)); true });
+                }
+                sorted.reverse();
+                assert_eq!(rev, sorted);
+            }
         }
     }
 }

@@ -1,0 +1,531 @@
+//! The large sorted-set encoding: Redis's skiplist with spans (ranks in O(log n)), kept in
+//! an arena of nodes addressed by `u32` (no per-node pointers, freed slots reused), plus a
+//! hash index of node numbers keyed by the member bytes the node owns (each member stored
+//! once). Order: score, then member bytes (memcmp), as Redis's zslInsert.
+
+use hashbrown::HashTable;
+use smallvec::SmallVec;
+use std::hash::BuildHasher;
+
+const MAX_LEVEL: usize = 32;
+const NIL: u32 = u32::MAX;
+const HEAD: u32 = 0;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Level {
+    fwd: u32,
+    span: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    member: Box<[u8]>,
+    score: f64,
+    backward: u32,
+    levels: SmallVec<[Level; 2]>,
+}
+
+/// Is (s1, m1) ordered before (s2, m2)?
+#[inline]
+fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
+    s1 < s2 || (s1 == s2 && m1 < m2)
+}
+
+#[derive(Clone)]
+pub struct SkipList {
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    tail: u32,
+    level: usize,
+    len: usize,
+    index: HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+    rng: u64,
+}
+
+impl std::fmt::Debug for SkipList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|(m, s)| (String::from_utf8_lossy(m), s)))
+            .finish()
+    }
+}
+
+impl PartialEq for SkipList {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Default for SkipList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SkipList {
+    pub fn new() -> SkipList {
+        let head = Node {
+            member: Box::default(),
+            score: 0.0,
+            backward: NIL,
+            levels: std::iter::repeat_n(Level { fwd: NIL, span: 0 }, MAX_LEVEL).collect(),
+        };
+        SkipList {
+            nodes: vec![head],
+            free: Vec::new(),
+            tail: NIL,
+            level: 1,
+            len: 0,
+            index: HashTable::new(),
+            hasher: foldhash::fast::FixedState::with_seed(seed()),
+            rng: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn random_level(&mut self) -> usize {
+        let mut level = 1;
+        loop {
+            // xorshift64*
+            self.rng ^= self.rng >> 12;
+            self.rng ^= self.rng << 25;
+            self.rng ^= self.rng >> 27;
+            let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32;
+            // Redis: (random() & 0xFFFF) < 0.25 * 0xFFFF, sixteen bits at a time.
+            if (r & 0xFFFF) < 0x3FFF && level < MAX_LEVEL {
+                level += 1;
+                self.rng = self.rng.rotate_left(16);
+            } else {
+                return level;
+            }
+        }
+    }
+
+    fn find_node(&self, member: &[u8]) -> Option<u32> {
+        let h = self.hasher.hash_one(member);
+        self.index
+            .find(h, |&i| &*self.nodes[i as usize].member == member)
+            .copied()
+    }
+
+    /// The member's score, if present.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.find_node(member).map(|i| self.nodes[i as usize].score)
+    }
+
+    fn fwd(&self, x: u32, i: usize) -> u32 {
+        self.nodes[x as usize].levels[i].fwd
+    }
+
+    /// Insert a member known to be absent.
+    pub fn insert(&mut self, member: Box<[u8]>, score: f64) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut rank = [0u32; MAX_LEVEL];
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
+            loop {
+                let f = self.fwd(x, i);
+                if f != NIL && {
+                    let n = &self.nodes[f as usize];
+                    before(n.score, &n.member, score, &member)
+                } {
+                    rank[i] += self.nodes[x as usize].levels[i].span;
+                    x = f;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        let lvl = self.random_level();
+        if lvl > self.level {
+            for i in self.level..lvl {
+                rank[i] = 0;
+                update[i] = HEAD;
+                self.nodes[HEAD as usize].levels[i].span = self.len as u32;
+            }
+            self.level = lvl;
+        }
+        let node = Node {
+            member,
+            score,
+            backward: if update[0] == HEAD { NIL } else { update[0] },
+            levels: std::iter::repeat_n(Level::default(), lvl).collect(),
+        };
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        for i in 0..lvl {
+            let u = update[i] as usize;
+            let ul = self.nodes[u].levels[i];
+            self.nodes[n as usize].levels[i] = Level {
+                fwd: ul.fwd,
+                span: ul.span - (rank[0] - rank[i]),
+            };
+            self.nodes[u].levels[i] = Level {
+                fwd: n,
+                span: (rank[0] - rank[i]) + 1,
+            };
+        }
+        for (i, &u) in update.iter().enumerate().take(self.level).skip(lvl) {
+            self.nodes[u as usize].levels[i].span += 1;
+        }
+        let f0 = self.nodes[n as usize].levels[0].fwd;
+        if f0 != NIL {
+            self.nodes[f0 as usize].backward = n;
+        } else {
+            self.tail = n;
+        }
+        self.len += 1;
+        let h = self.hasher.hash_one(&*self.nodes[n as usize].member);
+        let nodes = &self.nodes;
+        let hasher = &self.hasher;
+        self.index
+            .insert_unique(h, n, |&i| hasher.hash_one(&*nodes[i as usize].member));
+    }
+
+    /// The update vector for the node with (score, member).
+    fn path_to(&self, score: f64, member: &[u8]) -> [u32; MAX_LEVEL] {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            loop {
+                let f = self.fwd(x, i);
+                if f != NIL && {
+                    let n = &self.nodes[f as usize];
+                    before(n.score, &n.member, score, member)
+                } {
+                    x = f;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        update
+    }
+
+    /// Unlink node `x` (Redis's zslDeleteNode), drop it from the index and free its slot;
+    /// returns its member.
+    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
+        for (i, &u) in update.iter().enumerate().take(self.level) {
+            let xl = self.nodes[x as usize].levels.get(i).copied();
+            let ul = &mut self.nodes[u as usize].levels[i];
+            match xl {
+                Some(xl) if ul.fwd == x => {
+                    ul.span = ul.span + xl.span - 1;
+                    ul.fwd = xl.fwd;
+                }
+                _ => ul.span -= 1,
+            }
+        }
+        let f0 = self.nodes[x as usize].levels[0].fwd;
+        let back = self.nodes[x as usize].backward;
+        if f0 != NIL {
+            self.nodes[f0 as usize].backward = back;
+        } else {
+            self.tail = back;
+        }
+        while self.level > 1 && self.nodes[HEAD as usize].levels[self.level - 1].fwd == NIL {
+            self.level -= 1;
+        }
+        self.len -= 1;
+        let node = &mut self.nodes[x as usize];
+        let member = std::mem::take(&mut node.member);
+        node.levels = SmallVec::new();
+        let h = self.hasher.hash_one(&*member);
+        if let Ok(e) = self.index.find_entry(h, |&i| i == x) {
+            e.remove();
+        }
+        self.free.push(x);
+        member
+    }
+
+    /// Remove a member; returns its score if it was present.
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let x = self.find_node(member)?;
+        let score = self.nodes[x as usize].score;
+        let update = self.path_to(score, member);
+        self.unlink(x, &update);
+        Some(score)
+    }
+
+    /// Give an existing member a new score (in place when its position does not change).
+    pub fn update(&mut self, member: &[u8], score: f64) {
+        let Some(x) = self.find_node(member) else {
+            return;
+        };
+        let n = &self.nodes[x as usize];
+        let back_ok = n.backward == NIL || self.nodes[n.backward as usize].score < score;
+        let f0 = n.levels[0].fwd;
+        let fwd_ok = f0 == NIL || self.nodes[f0 as usize].score > score;
+        if back_ok && fwd_ok {
+            self.nodes[x as usize].score = score;
+            return;
+        }
+        let old = n.score;
+        let update = self.path_to(old, member);
+        let m = self.unlink(x, &update);
+        self.insert(m, score);
+    }
+
+    /// The 0-based rank of a member and its score.
+    pub fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
+        let score = self.score(member)?;
+        let n = self.count_prefix(|s, m| s < score || (s == score && m <= member));
+        Some((n - 1, score))
+    }
+
+    /// How many elements satisfy `pred`, a predicate true for a prefix of the order.
+    pub fn count_prefix(&self, pred: impl Fn(f64, &[u8]) -> bool) -> usize {
+        let mut rank = 0usize;
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            loop {
+                let f = self.fwd(x, i);
+                if f != NIL && {
+                    let n = &self.nodes[f as usize];
+                    pred(n.score, &n.member)
+                } {
+                    rank += self.nodes[x as usize].levels[i].span as usize;
+                    x = f;
+                } else {
+                    break;
+                }
+            }
+        }
+        rank
+    }
+
+    /// The node at 0-based `rank` (< len).
+    fn at_rank(&self, rank: usize) -> u32 {
+        let target = rank + 1;
+        let mut traversed = 0usize;
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.fwd != NIL && traversed + l.span as usize <= target {
+                    traversed += l.span as usize;
+                    x = l.fwd;
+                } else {
+                    break;
+                }
+            }
+            if traversed == target {
+                return x;
+            }
+        }
+        x
+    }
+
+    /// The member and score at 0-based `rank` (< len).
+    pub fn get(&self, rank: usize) -> (&[u8], f64) {
+        let n = &self.nodes[self.at_rank(rank) as usize];
+        (&n.member, n.score)
+    }
+
+    /// Elements from 0-based rank `start` forwards (or backwards when `rev`), while `f`
+    /// returns true.
+    pub fn walk(&self, start: usize, rev: bool, mut f: impl FnMut(&[u8], f64) -> bool) {
+        if start >= self.len {
+            return;
+        }
+        let mut x = self.at_rank(start);
+        while x != NIL {
+            let n = &self.nodes[x as usize];
+            if !f(&n.member, n.score) {
+                return;
+            }
+            x = if rev { n.backward } else { n.levels[0].fwd };
+        }
+    }
+
+    /// Remove the elements at 0-based ranks `start..=end`; calls `f` with each removed
+    /// member and score.
+    pub fn remove_ranks(&mut self, start: usize, end: usize, mut f: impl FnMut(Box<[u8]>, f64)) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut traversed = 0usize;
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.fwd != NIL && traversed + (l.span as usize) < start + 1 {
+                    traversed += l.span as usize;
+                    x = l.fwd;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        traversed += 1;
+        let mut x = self.fwd(x, 0);
+        while x != NIL && traversed <= end + 1 {
+            let next = self.fwd(x, 0);
+            let score = self.nodes[x as usize].score;
+            let m = self.unlink(x, &update);
+            f(m, score);
+            traversed += 1;
+            x = next;
+        }
+    }
+
+    /// Every element in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
+        let mut x = self.nodes[HEAD as usize].levels[0].fwd;
+        std::iter::from_fn(move || {
+            if x == NIL {
+                return None;
+            }
+            let n = &self.nodes[x as usize];
+            x = n.levels[0].fwd;
+            Some((&*n.member, n.score))
+        })
+    }
+
+    /// Every element from the highest to the lowest.
+    pub fn iter_rev(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
+        let mut x = self.tail;
+        std::iter::from_fn(move || {
+            if x == NIL {
+                return None;
+            }
+            let n = &self.nodes[x as usize];
+            x = n.backward;
+            Some((&*n.member, n.score))
+        })
+    }
+
+    /// ZSCAN: members ordered by their bit-reversed hash (fixed for the process, so a
+    /// cursor stays meaningful across changes): up to `count` from `cursor` on (with
+    /// every member sharing the last key), and the next cursor (0 at the end).
+    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
+        let count = count.max(1);
+        let mut cands: Vec<(u64, u32)> = self
+            .index
+            .iter()
+            .filter_map(|&i| {
+                let k = self
+                    .hasher
+                    .hash_one(&*self.nodes[i as usize].member)
+                    .reverse_bits();
+                (k >= cursor).then_some((k, i))
+            })
+            .collect();
+        let mut next = 0;
+        if cands.len() > count {
+            cands.select_nth_unstable(count - 1);
+            let last = cands[count - 1].0;
+            cands.retain(|c| c.0 <= last);
+            next = last.wrapping_add(1);
+        }
+        let out = cands
+            .iter()
+            .map(|&(_, i)| {
+                let n = &self.nodes[i as usize];
+                (n.member.to_vec(), n.score)
+            })
+            .collect();
+        (next, out)
+    }
+}
+
+/// The member-hash seed: random per process, the same for every sorted set (ZSCAN cursors).
+fn seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| foldhash::fast::RandomState::default().hash_one(0x5eed_u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Copy, PartialEq, PartialOrd)]
+    struct Sc(f64);
+    impl Eq for Sc {}
+    #[allow(clippy::derive_ord_xor_partial_ord)]
+    impl Ord for Sc {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            self.0.partial_cmp(&o.0).expect("no NaN")
+        }
+    }
+
+    fn check(sl: &SkipList, model: &BTreeMap<(Sc, Vec<u8>), ()>) {
+        let got: Vec<(Vec<u8>, f64)> = sl.iter().map(|(m, s)| (m.to_vec(), s)).collect();
+        let want: Vec<(Vec<u8>, f64)> = model.keys().map(|(s, m)| (m.clone(), s.0)).collect();
+        assert_eq!(got, want);
+        let back: Vec<(Vec<u8>, f64)> = sl.iter_rev().map(|(m, s)| (m.to_vec(), s)).collect();
+        assert_eq!(back, want.iter().rev().cloned().collect::<Vec<_>>());
+        for (r, (m, s)) in want.iter().enumerate() {
+            assert_eq!(sl.rank(m), Some((r, *s)));
+            assert_eq!(sl.get(r), (&m[..], *s));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn model(ops in proptest::collection::vec((0u8..4, 0u8..40, -5i8..5), 1..300)) {
+            let mut sl = SkipList::new();
+            let mut model: BTreeMap<(Sc, Vec<u8>), ()> = BTreeMap::new();
+            let mut scores: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
+            for (op, m, s) in ops {
+                let m = format!("m{m}").into_bytes();
+                let s = f64::from(s);
+                match op {
+                    0 | 1 => {
+                        if let Some(old) = scores.insert(m.clone(), s) {
+                            model.remove(&(Sc(old), m.clone()));
+                            sl.update(&m, s);
+                        } else {
+                            sl.insert(m.clone().into_boxed_slice(), s);
+                        }
+                        model.insert((Sc(s), m), ());
+                    }
+                    2 => {
+                        let old = scores.remove(&m);
+                        assert_eq!(sl.remove(&m), old);
+                        if let Some(old) = old {
+                            model.remove(&(Sc(old), m));
+                        }
+                    }
+                    _ => {
+                        if !model.is_empty() {
+                            let a = (s.abs() as usize) % model.len();
+                            let b = (a + 2).min(model.len() - 1);
+                            let gone: Vec<_> = model.keys().skip(a).take(b - a + 1).cloned().collect();
+                            let mut removed = Vec::new();
+                            sl.remove_ranks(a, b, |m, s| removed.push((m.to_vec(), s)));
+                            for (s, m) in &gone {
+                                model.remove(&(*s, m.clone()));
+                                scores.remove(m);
+                            }
+                            assert_eq!(removed, gone.into_iter().map(|(s, m)| (m, s.0)).collect::<Vec<_>>());
+                        }
+                    }
+                }
+                assert_eq!(sl.len(), model.len());
+            }
+            check(&sl, &model);
+            let n = sl.count_prefix(|s, _| s < 0.0);
+            assert_eq!(n, model.keys().filter(|(s, _)| s.0 < 0.0).count());
+        }
+    }
+}
