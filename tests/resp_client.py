@@ -132,3 +132,25 @@ def _parse(raw, pos):
             out.append((k, v))
         return out, nxt
     raise ValueError(t)
+
+
+class NamedConns:
+    """Named connections to one server, opened on first use (HELLO 3 first under
+    RESP3); `log` collects what a test's steps got back."""
+
+    def __init__(self, port, proto):
+        self.port, self.proto = port, proto
+        self.conns = {}
+        self.log = []
+
+    def conn(self, name):
+        if name not in self.conns:
+            c = RawConn(self.port)
+            if self.proto == 3:
+                c.call("HELLO", "3")
+            self.conns[name] = c
+        return self.conns[name]
+
+    def close(self):
+        for c in self.conns.values():
+            c.close()

@@ -13,24 +13,11 @@ import time
 import hiredis
 import pytest
 
-from resp_client import RawConn, encode, parse
+from resp_client import NamedConns, RawConn, encode, parse
 
 
-class Session:
+class Session(NamedConns):
     """Named connections to one server and a transcript of what each step got back."""
-
-    def __init__(self, port, proto):
-        self.port, self.proto = port, proto
-        self.conns = {}
-        self.log = []
-
-    def conn(self, name):
-        if name not in self.conns:
-            c = RawConn(self.port)
-            if self.proto == 3:
-                c.call("HELLO", "3")
-            self.conns[name] = c
-        return self.conns[name]
 
     def do(self, name, *args, replies=1, norm=None):
         """Send one command on connection `name`, read `replies` replies (pushes
@@ -45,10 +32,6 @@ class Session:
         """Read `n` pushed messages on connection `name`."""
         c = self.conn(name)
         self.log.append(("%s< read %d" % (name, n), [c.read_reply() for _ in range(n)]))
-
-    def close(self):
-        for c in self.conns.values():
-            c.close()
 
 
 def run_both(redis_port, skein_port, proto, steps):

@@ -57,6 +57,19 @@ impl LongDouble {
         self.0.is_finite()
     }
 
+    /// `(long long) ceill(self * factor)` computed in long double, as Redis converts
+    /// timeouts; None where the C conversion is out of range (or NaN).
+    pub fn mul_ceil(self, factor: i64) -> Option<i64> {
+        let f = X87DoubleExtended::from_i128(i128::from(factor)).value;
+        let v = self.0.mul_r(f, Round::NearestTiesToEven).value;
+        let c = v.round_to_integral(Round::TowardPositive).value;
+        if !c.is_finite() {
+            return None;
+        }
+        let n = c.to_i128(64);
+        (n.status == Status::OK).then_some(n.value as i64)
+    }
+
     /// `ld2string(..., LD_STR_HUMAN)`; only meaningful for finite values.
     pub fn to_human(self) -> String {
         let bits = self.0.to_bits();

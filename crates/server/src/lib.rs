@@ -1,6 +1,7 @@
 //! Skein's server: networking, command table and dispatch, configuration, statistics.
 //! The keyspace itself is the `engine` crate; the protocol codec is `resp`.
 
+pub mod blocking;
 pub mod clients;
 pub mod cmd;
 pub mod config;

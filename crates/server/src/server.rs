@@ -23,6 +23,8 @@ pub struct Server {
     pub propagation: Propagation,
     /// Other subsystems' consumers of change events.
     pub hooks: Hooks,
+    /// Clients blocked on keys.
+    pub blocking: crate::blocking::Blocking,
     /// Pub/sub subscriptions (channels, patterns, shard channels).
     pub pubsub: crate::pubsub::Registry,
     pub started: Instant,
@@ -54,6 +56,7 @@ impl Server {
             watches: Watches::new(dbs),
             propagation: Propagation::new(workers + 1),
             hooks: Hooks::default(),
+            blocking: Default::default(),
             pubsub: crate::pubsub::Registry::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),

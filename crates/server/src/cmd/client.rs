@@ -362,8 +362,8 @@ fn no_evict(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.ok();
 }
 
-/// No command blocks a client yet, so there is never anyone to unblock: 0, as Redis
-/// answers for a client that is not blocked.
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if that client was blocked on keys (and is no
+/// longer), else 0.
 fn unblock(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() > 4 {
         return subcommand_syntax_error(ctx, argv);
@@ -373,10 +373,13 @@ fn unblock(ctx: &mut Ctx, argv: &[&[u8]]) {
             .out
             .error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
     }
-    if let Err(e) = args::int(argv[2]) {
-        return ctx.out.error(e);
-    }
-    ctx.out.int(0);
+    let id = match args::int(argv[2]) {
+        Ok(id) => id,
+        Err(e) => return ctx.out.error(e),
+    };
+    let error = argv.len() == 4 && is(argv[3], "error");
+    let done = id >= 0 && ctx.srv.blocking.unblock(id as u64, error);
+    ctx.out.int(i64::from(done));
 }
 
 /// Tracking is not supported, so no client has a redirection.

@@ -91,7 +91,8 @@ pub fn insert<T: Coll>(keys: &mut Locked, key: &[u8], value: T, event: Event) {
 }
 
 /// Delete `key` whose collection the command emptied (Redis deletes empty collections),
-/// announcing `del` after the command's own event.
+/// announcing `del` after the command's own event. Not counted in the dirty counter: Redis
+/// counts the removed elements, not the deletion that follows.
 pub fn delete_empty(keys: &mut Locked, key: &[u8]) {
-    keys.remove(key, Event::DEL);
+    keys.remove(key, Event::DEL.clean());
 }

@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod bitmaps;
+pub mod blocking;
 pub mod client;
 pub mod coll;
 pub mod command;
@@ -69,6 +70,9 @@ pub struct ClientState {
     pub multi: Option<transactions::MultiState>,
     /// Keys under WATCH.
     pub watched: Vec<crate::watch::Watched>,
+    /// The wait of a blocking command (BLPOP...) not yet finished: no further command
+    /// runs until it is.
+    pub blocked: Option<Arc<crate::blocking::Waiter>>,
 }
 
 impl ClientState {
@@ -79,6 +83,9 @@ impl ClientState {
             self.propagation_reader = false;
         }
         self.end_transaction(srv);
+        if let Some(w) = self.blocked.take() {
+            srv.blocking.cancel(&w);
+        }
     }
 }
 
@@ -126,6 +133,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        blocking::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -82,6 +82,18 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
     }
 }
 
+/// Decide, with a command's locks held, what its change events must record: every event
+/// one by one while anything consumes them so ([`events_wanted`]), and the informational
+/// `new`/`keymiss` events for keyspace notifications and (`new`) for blocked clients.
+pub fn prepare(srv: &Server, changes: &mut Changes) {
+    let mut informational = srv.config.hot.notify_flags.load(Relaxed) as u16;
+    if srv.blocking.active() {
+        informational |= engine::event::class::NEW;
+    }
+    changes.want_informational(informational);
+    changes.keep_events(events_wanted(srv));
+}
+
 /// Does anything consume change events one by one right now (WATCH, notifications,
 /// hooks, the propagation stream)? Asked with the command's locks held, so a WATCH that
 /// counts itself in before reading a version under one of those locks is seen.
@@ -91,6 +103,7 @@ pub fn events_wanted(srv: &Server) -> bool {
         || notify & (engine::event::class::KEYSPACE | engine::event::class::KEYEVENT) != 0
         || srv.hooks.active()
         || srv.propagation.active()
+        || srv.blocking.active()
 }
 
 /// DEL (or UNLINK, with `lazyfree-lazy-expire`) for each key recorded as expired.
@@ -131,5 +144,6 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     srv.watches.touch(changes);
     crate::notify::publish(srv, changes);
     srv.hooks.run(srv, changes);
+    crate::blocking::note_changes(srv, changes);
     srv.propagation.push(writer, ops);
 }

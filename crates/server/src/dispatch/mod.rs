@@ -40,9 +40,9 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         out.simple("QUEUED");
         return;
     }
-    let mut changes = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    changes.want_informational(srv.config.hot.notify_flags.load(Relaxed) as u16);
+    let changes = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let db = client.db;
+    let worker = client.worker;
     let keys = match plan::single_key(cmd, argv) {
         // One key (GET, SET, INCR...): its shard, without building a plan.
         Some(key) => srv.keyspace.lock_key(db, key, changes),
@@ -60,11 +60,13 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         propagate: PropagateAs::default(),
         exec_ops: None,
     };
-    ctx.keys.changes.keep_events(effects::events_wanted(srv));
+    effects::prepare(srv, &mut ctx.keys.changes);
     call(&mut ctx, cmd, argv);
     let mut changes = ctx.keys.release();
     changes.clear();
     SCRATCH.with(|s| *s.borrow_mut() = changes);
+    // Waiters on keys this command created are served now, before its reply leaves.
+    crate::blocking::serve_ready(srv, worker);
 }
 
 /// Redis's checks before a command runs, in Redis's order. Replies the error and returns

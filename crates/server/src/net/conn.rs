@@ -45,6 +45,8 @@ pub enum After {
         again: bool,
         /// A command waits for CLIENT PAUSE to end.
         paused: bool,
+        /// The client has just blocked (BLPOP...) until this deadline (ms).
+        block_deadline: Option<i64>,
     },
     Close,
 }
@@ -56,6 +58,8 @@ enum Stop {
     Drained,
     Backpressure,
     Paused,
+    /// A blocking command waits for data.
+    Blocked,
     Closing,
 }
 
@@ -77,6 +81,8 @@ pub struct Conn {
     read_blocked: bool,
     /// Bookkeeping for the worker.
     pub in_paused_list: bool,
+    /// The worker has this connection's block deadline in its timers.
+    timer_set: bool,
     pub serviced_at: u64,
 }
 
@@ -95,6 +101,7 @@ impl Conn {
             eof: false,
             read_blocked: false,
             in_paused_list: false,
+            timer_set: false,
             serviced_at: 0,
         }
     }
@@ -206,6 +213,10 @@ impl Conn {
         // As in Redis, the query buffer holds the whole batch while its commands run.
         self.state.info.qbuf.store((end - pos) as u64, Relaxed);
         while pos < end {
+            if self.state.blocked.is_some() {
+                stop = Stop::Blocked;
+                break;
+            }
             if self.state.close_after_reply || srv.is_shutting_down() {
                 stop = Stop::Closing;
                 break;
@@ -362,6 +373,7 @@ impl Conn {
             self.take_feed();
         }
         crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
+        self.take_blocked_reply();
         let mut read_more = false;
         if (ev.readable || self.read_blocked) && !self.eof && !self.state.close_after_reply {
             if self.pending_out() > OUTPUT_BACKPRESSURE {
@@ -379,7 +391,10 @@ impl Conn {
                 }
             }
         }
-        let stop = self.process(srv);
+        let mut stop = self.process(srv);
+        if self.state.blocked.is_some() {
+            stop = Stop::Blocked;
+        }
         if !self.flush(srv, worker) {
             return After::Close;
         }
@@ -396,7 +411,7 @@ impl Conn {
             pending <= OUTPUT_BACKPRESSURE && (stop == Stop::Backpressure || self.read_blocked);
         let done = stop == Stop::Closing
             || self.state.close_after_reply
-            || (self.eof && stop == Stop::Drained);
+            || (self.eof && matches!(stop, Stop::Drained | Stop::Blocked));
         if done && pending == 0 {
             return After::Close;
         }
@@ -405,7 +420,7 @@ impl Conn {
         for (bit, on) in [
             (flag::WANT_WRITE, pending > 0),
             (flag::NO_READ, self.read_blocked || self.eof),
-            (flag::BLOCKED, stop == Stop::Paused),
+            (flag::BLOCKED, matches!(stop, Stop::Paused | Stop::Blocked)),
             (flag::CLOSE_AFTER_REPLY, self.state.close_after_reply),
         ] {
             if on {
@@ -417,9 +432,41 @@ impl Conn {
         if flags != old {
             self.state.info.flags.store(flags, Relaxed);
         }
+        let mut block_deadline = None;
+        if let Some(w) = &self.state.blocked {
+            if !self.timer_set && w.deadline_ms > 0 {
+                self.timer_set = true;
+                block_deadline = Some(w.deadline_ms);
+            }
+        }
         After::Keep {
             again: (read_more && !self.eof) || resume,
             paused: stop == Stop::Paused,
+            block_deadline,
+        }
+    }
+
+    /// A blocking command's wait finished (served, timed out, unblocked): its reply goes
+    /// out, and the commands behind it may run.
+    fn take_blocked_reply(&mut self) {
+        let Some(w) = &self.state.blocked else {
+            return;
+        };
+        if let Some(reply) = w.take_reply() {
+            self.out.raw(&reply);
+            self.state.blocked = None;
+            self.timer_set = false;
+        }
+    }
+
+    /// The worker's timer for this client's block fired.
+    pub fn block_timed_out(&mut self, srv: &Server, now_ms: i64) -> bool {
+        match &self.state.blocked {
+            Some(w) if w.deadline_ms > 0 && w.deadline_ms <= now_ms => {
+                srv.blocking.time_out(w);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -13,6 +13,8 @@ use crate::clients::{flag, ClientAddr, ClientInfo, PauseKind};
 use crate::cmd::{ClientState, ReplyMode};
 use crate::server::Server;
 use mio::{Events, Interest, Poll, Token};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,6 +105,8 @@ struct Worker {
     iteration: u64,
     inbox_tokens: Vec<usize>,
     inbox_conns: Vec<NewConn>,
+    /// Deadlines of blocked clients: (ms, token, client id), earliest first.
+    timers: BinaryHeap<Reverse<(i64, usize, u64)>>,
 }
 
 impl Worker {
@@ -119,6 +123,7 @@ impl Worker {
             iteration: 0,
             inbox_tokens: Vec::new(),
             inbox_conns: Vec::new(),
+            timers: BinaryHeap::new(),
         }
     }
 
@@ -126,6 +131,10 @@ impl Worker {
     fn poll_timeout(&self) -> Duration {
         if !self.again.is_empty() {
             return Duration::ZERO;
+        }
+        if let Some(Reverse((at, _, _))) = self.timers.peek() {
+            let left = (at - engine::wall_ms()).clamp(0, TICK.as_millis() as i64);
+            return Duration::from_millis(left as u64);
         }
         if !self.paused.is_empty() {
             let left = self.srv.clients.pause.until_ms() - engine::wall_ms();
@@ -180,6 +189,7 @@ impl Worker {
                 }
             }
             self.retry_paused();
+            self.expire_blocked();
             if self.srv.is_shutting_down() {
                 self.close_all();
                 return;
@@ -233,6 +243,7 @@ impl Worker {
             propagation_reader: false,
             multi: None,
             watched: Vec::new(),
+            blocked: None,
         };
         let mut conn = Conn::new(nc.stream, state);
         // Registered once for both edges; never re-registered (see conn.rs).
@@ -265,14 +276,40 @@ impl Worker {
         conn.serviced_at = iteration;
         match conn.on_ready(&self.srv, self.index, ready) {
             After::Close => self.close(token),
-            After::Keep { again, paused } => {
+            After::Keep {
+                again,
+                paused,
+                block_deadline,
+            } => {
                 if again {
                     self.again.push(token);
+                }
+                if let Some(at) = block_deadline {
+                    self.timers.push(Reverse((at, token, conn.state.id)));
                 }
                 if paused && !conn.in_paused_list {
                     conn.in_paused_list = true;
                     self.paused.push(token);
                 }
+            }
+        }
+    }
+
+    /// Blocked clients whose deadline passed get their timeout reply.
+    fn expire_blocked(&mut self) {
+        let now = engine::wall_ms();
+        while let Some(&Reverse((at, token, id))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let fired = self
+                .conns
+                .get_mut(token)
+                .filter(|c| c.state.id == id)
+                .is_some_and(|c| c.block_timed_out(&self.srv, now));
+            if fired {
+                self.service(token, Ready::default());
             }
         }
     }

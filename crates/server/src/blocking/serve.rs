@@ -1,0 +1,218 @@
+//! Noting keys made ready, and serving their waiters once the command that made them
+//! ready has finished.
+
+use super::registry::{Kind, Op, Waiter};
+use crate::cmd::{lists, zsets};
+use crate::dispatch::effects;
+use crate::propagate::{encode, Op as PropOp};
+use crate::server::Server;
+use engine::{Changes, Event, Locked, Plan};
+use std::cell::RefCell;
+
+thread_local! {
+    /// Keys created by this thread's current command that have waiters: (db, key).
+    static READY: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Called with the changes' locks held: remember each created key that has waiters.
+pub fn note_changes(srv: &Server, changes: &Changes) {
+    if !srv.blocking.active() {
+        return;
+    }
+    for c in changes.items() {
+        if c.event != Event::NEW {
+            continue;
+        }
+        let (db, key) = (c.db as usize, changes.key(c));
+        if srv.blocking.has_waiters(db, key) {
+            READY.with(|r| {
+                let mut r = r.borrow_mut();
+                if !r.iter().any(|(d, k)| *d == db && k == key) {
+                    r.push((db, key.to_vec()));
+                }
+            });
+        }
+    }
+}
+
+/// Serve the waiters of every key noted ready by this thread (call with no lock held).
+pub fn serve_ready(srv: &Server, worker: usize) {
+    loop {
+        let next = READY.with(|r| {
+            let mut r = r.borrow_mut();
+            (!r.is_empty()).then(|| r.remove(0))
+        });
+        let Some((db, key)) = next else {
+            return;
+        };
+        while serve_one(srv, worker, db, &key) {}
+    }
+}
+
+/// Serve the first waiter of `key`, under its locks. Returns whether to try the next one.
+fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
+    // Which kind of waiter the key can serve now, and the first such waiter; its locks.
+    let kind = {
+        let mut keys = lock(srv, db, &[key]);
+        let kind = match keys.peek(key).map(|e| e.value().type_name()) {
+            Some("list") => Kind::List,
+            Some("zset") => Kind::ZSet,
+            _ => return false,
+        };
+        finish_locked(srv, worker, keys, Vec::new());
+        kind
+    };
+    let Some(w) = srv.blocking.first_waiting(db, key, kind) else {
+        return false;
+    };
+    let mut lock_keys: Vec<&[u8]> = vec![key];
+    if let Op::ListMove { dst, .. } = &w.op {
+        lock_keys.push(dst);
+    }
+    let mut keys = lock(srv, db, &lock_keys);
+    let mut ops = Vec::new();
+    let mut served = false;
+    let mut key_left = true;
+    let finished = w.finish_with(|| {
+        let reply = serve_locked(&mut keys, &w, key, &mut ops, &mut key_left)?;
+        served = true;
+        Some(reply)
+    });
+    finish_locked(srv, worker, keys, ops);
+    if finished {
+        srv.blocking.forget(&w);
+        w.info.mailbox.notify(w.info.token);
+    }
+    // Go on while the key still holds data (a waiter that was finished meanwhile by a
+    // timeout is skipped by the next look).
+    (served && key_left) || (!finished && !w.is_waiting())
+}
+
+/// Lock `keys` of `db` for serving (events kept as the consumers want them).
+fn lock<'s>(srv: &'s Server, db: usize, keys: &[&[u8]]) -> Locked<'s> {
+    let mut plan = Plan::new();
+    for k in keys {
+        plan.key(&srv.keyspace, db, k);
+    }
+    let mut locked = srv.keyspace.lock(&mut plan, db, Changes::default());
+    effects::prepare(srv, &mut locked.changes);
+    locked
+}
+
+/// Feed what was done under `keys` to the consumers (propagated as `ops`), then unlock.
+fn finish_locked(srv: &Server, worker: usize, mut keys: Locked<'_>, ops: Vec<PropOp>) {
+    let changes = keys.take_changes();
+    let mut all = Vec::new();
+    if srv.propagation.active() {
+        effects::expired_ops(srv, &changes, &mut all);
+        if changes.dirty() > 0 {
+            all.extend(ops);
+        }
+    }
+    effects::consume(srv, worker, &changes, all);
+    drop(keys);
+}
+
+/// Serve `w` from `key` (its locks held): its reply, or None if there was nothing to
+/// take. Pushes the propagated form to `ops`; `key_left` tells whether `key` still
+/// exists afterwards.
+fn serve_locked(
+    keys: &mut Locked<'_>,
+    w: &Waiter,
+    key: &[u8],
+    ops: &mut Vec<PropOp>,
+    key_left: &mut bool,
+) -> Option<Vec<u8>> {
+    let mut out = w.reply_buf();
+    let db = w.db;
+    match &w.op {
+        Op::ListPop { left, count } => {
+            let n = count.unwrap_or(1);
+            let elems = lists::pop_elements(keys, key, *left, n).ok()??;
+            let name: &[u8] = if *left { b"LPOP" } else { b"RPOP" };
+            match count {
+                None => {
+                    ops.push((db, encode(&[name, key])));
+                    out.array(2);
+                    out.bulk(key);
+                    out.bulk(&elems[0]);
+                }
+                Some(_) => {
+                    let got = elems.len().to_string();
+                    ops.push((db, encode(&[name, key, got.as_bytes()])));
+                    out.array(2);
+                    out.bulk(key);
+                    out.array(elems.len());
+                    for e in &elems {
+                        out.bulk(e);
+                    }
+                }
+            }
+        }
+        Op::ListMove {
+            dst,
+            from_left,
+            to_left,
+            rpoplpush,
+        } => {
+            // A destination of another type: the waiter gets the error, nothing moves.
+            if keys
+                .peek(dst)
+                .is_some_and(|e| e.value().type_name() != "list")
+            {
+                out.error(crate::cmd::args::WRONGTYPE);
+                return Some(out.out);
+            }
+            let elem = lists::move_element(keys, key, dst, *from_left, *to_left).ok()??;
+            let side = |l: bool| -> &'static [u8] {
+                if l {
+                    b"LEFT"
+                } else {
+                    b"RIGHT"
+                }
+            };
+            if *rpoplpush {
+                ops.push((db, encode(&[b"RPOPLPUSH", key, dst])));
+            } else {
+                ops.push((
+                    db,
+                    encode(&[b"LMOVE", key, dst, side(*from_left), side(*to_left)]),
+                ));
+            }
+            out.bulk(&elem);
+        }
+        Op::ZPop { max, count } => {
+            let n = count.unwrap_or(1);
+            let popped = zsets::pop_members(keys, key, *max, n).ok()??;
+            let name: &[u8] = if *max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+            match count {
+                None => {
+                    ops.push((db, encode(&[name, key])));
+                    out.array(3);
+                    out.bulk(key);
+                    out.bulk(&popped[0].0);
+                    zsets::reply_score(&mut out, popped[0].1);
+                }
+                Some(_) => {
+                    let got = popped.len().to_string();
+                    ops.push((db, encode(&[name, key, got.as_bytes()])));
+                    reply_key_and_pairs(&mut out, key, &popped);
+                }
+            }
+        }
+    }
+    *key_left = keys.peek(key).is_some();
+    Some(out.out)
+}
+
+/// BZMPOP/ZMPOP's reply: [key, [[member, score], ...]].
+pub fn reply_key_and_pairs(out: &mut resp::ReplyBuf, key: &[u8], pairs: &[(Vec<u8>, f64)]) {
+    out.array(2);
+    out.bulk(key);
+    out.array(pairs.len());
+    for (m, s) in pairs {
+        out.array(2);
+        out.bulk(m);
+        zsets::reply_score(out, *s);
+    }
+}

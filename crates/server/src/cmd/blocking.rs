@@ -1,0 +1,266 @@
+//! The blocking list and sorted-set commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP,
+//! BZPOPMIN, BZPOPMAX, BZMPOP. With data present they act as their non-blocking forms
+//! (and propagate as those); without, the client waits ([`crate::blocking`]), except
+//! inside MULTI/EXEC, where they answer as on a timeout.
+
+use super::args::{self, is, SYNTAX_ERR};
+use super::{lists, zsets, Ctx, Handler};
+use crate::blocking::{Op, Waiter};
+use crate::floatfmt::LongDouble;
+use std::sync::Arc;
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("blpop", blpop),
+    ("brpop", brpop),
+    ("blmove", blmove),
+    ("brpoplpush", brpoplpush),
+    ("blmpop", blmpop),
+    ("bzpopmin", bzpopmin),
+    ("bzpopmax", bzpopmax),
+    ("bzmpop", bzmpop),
+];
+
+/// getTimeoutFromObjectOrReply (seconds, as a long double): the absolute deadline in
+/// ms, 0 for none.
+fn parse_timeout(arg: &[u8]) -> Result<i64, &'static str> {
+    let secs = LongDouble::parse(arg).ok_or("ERR timeout is not a float or out of range")?;
+    // Redis converts to a long long: out of range (infinities included) comes out as
+    // LLONG_MIN on x86-64, hence "negative".
+    let ms = secs.mul_ceil(1000).unwrap_or(i64::MIN);
+    if ms < 0 {
+        return Err("ERR timeout is negative");
+    }
+    Ok(if ms > 0 {
+        engine::wall_ms().saturating_add(ms)
+    } else {
+        0
+    })
+}
+
+/// LEFT|RIGHT (getListPositionFromObjectOrReply): true for LEFT.
+fn parse_side(arg: &[u8]) -> Result<bool, &'static str> {
+    if is(arg, "left") {
+        Ok(true)
+    } else if is(arg, "right") {
+        Ok(false)
+    } else {
+        Err(SYNTAX_ERR)
+    }
+}
+
+/// What LMPOP/ZMPOP and their blocking forms parse after `numkeys_idx`:
+/// `numkeys key... FIRST|SECOND [COUNT count]`.
+pub struct Mpop<'a> {
+    pub keys: Vec<&'a [u8]>,
+    /// The first of the two words was given (LEFT, MIN).
+    pub first: bool,
+    pub count: usize,
+}
+
+/// lmpopGenericCommand / zmpopGenericCommand's parsing, with Redis's errors.
+pub fn parse_mpop<'a>(
+    argv: &[&'a [u8]],
+    numkeys_idx: usize,
+    words: [&str; 2],
+) -> Result<Mpop<'a>, &'static str> {
+    const NUMKEYS: &str = "ERR numkeys should be greater than 0";
+    let numkeys = args::int(argv[numkeys_idx]).map_err(|_| NUMKEYS)?;
+    if numkeys < 1 {
+        return Err(NUMKEYS);
+    }
+    let where_idx = (numkeys as u64)
+        .checked_add(numkeys_idx as u64 + 1)
+        .filter(|&w| w < argv.len() as u64)
+        .ok_or(SYNTAX_ERR)? as usize;
+    let first = if is(argv[where_idx], words[0]) {
+        true
+    } else if is(argv[where_idx], words[1]) {
+        false
+    } else {
+        return Err(SYNTAX_ERR);
+    };
+    let mut count = None;
+    let mut j = where_idx + 1;
+    while j < argv.len() {
+        if count.is_none() && is(argv[j], "count") && j + 1 < argv.len() {
+            j += 1;
+            const COUNT: &str = "ERR count should be greater than 0";
+            let n = args::int(argv[j]).map_err(|_| COUNT)?;
+            if n < 1 {
+                return Err(COUNT);
+            }
+            count = Some(n as usize);
+        } else {
+            return Err(SYNTAX_ERR);
+        }
+        j += 1;
+    }
+    Ok(Mpop {
+        keys: argv[numkeys_idx + 1..where_idx].to_vec(),
+        first,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// No data: answer as a timeout inside MULTI/EXEC, otherwise block the client.
+fn block(ctx: &mut Ctx, keys: &[&[u8]], op: Op, deadline: i64) {
+    if ctx.exec_ops.is_some() {
+        // Not allowed to block: BLMOVE answers as LMOVE would, the pops as on a timeout.
+        return match op {
+            Op::ListMove { .. } => ctx.out.null(),
+            _ => op.null_reply(ctx.out),
+        };
+    }
+    let w = Arc::new(Waiter::new(
+        ctx.client.info.clone(),
+        ctx.client.db,
+        keys.iter().map(|k| k.to_vec()).collect(),
+        op,
+        deadline,
+    ));
+    ctx.srv.blocking.register(&w);
+    ctx.client.blocked = Some(w);
+}
+
+/// BLPOP/BRPOP/BLMPOP: pop from the first non-empty list, or block.
+fn list_pop(ctx: &mut Ctx, keys: &[&[u8]], left: bool, count: Option<usize>, timeout: &[u8]) {
+    let deadline = match parse_timeout(timeout) {
+        Ok(d) => d,
+        Err(e) => return ctx.out.error(e),
+    };
+    let name: &[u8] = if left { b"LPOP" } else { b"RPOP" };
+    for &key in keys {
+        let elems = match lists::pop_elements(&mut ctx.keys, key, left, count.unwrap_or(1)) {
+            Err(e) => return ctx.out.error(e),
+            Ok(None) => continue,
+            Ok(Some(elems)) => elems,
+        };
+        ctx.out.array(2);
+        ctx.out.bulk(key);
+        match count {
+            None => {
+                ctx.out.bulk(&elems[0]);
+                ctx.propagate.replace(&[name, key]);
+            }
+            Some(_) => {
+                ctx.out.array(elems.len());
+                for e in &elems {
+                    ctx.out.bulk(e);
+                }
+                let n = elems.len().to_string();
+                ctx.propagate.replace(&[name, key, n.as_bytes()]);
+            }
+        }
+        return;
+    }
+    block(ctx, keys, Op::ListPop { left, count }, deadline);
+}
+
+fn blpop(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let n = argv.len();
+    list_pop(ctx, &argv[1..n - 1], true, None, argv[n - 1]);
+}
+
+fn brpop(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let n = argv.len();
+    list_pop(ctx, &argv[1..n - 1], false, None, argv[n - 1]);
+}
+
+fn blmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
+    match parse_mpop(argv, 2, ["left", "right"]) {
+        Ok(m) => list_pop(ctx, &m.keys, m.first, Some(m.count), argv[1]),
+        Err(e) => ctx.out.error(e),
+    }
+}
+
+/// BLMOVE/BRPOPLPUSH: move at once if the source has data, or block.
+fn list_move(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool, timeout: &[u8]) {
+    let deadline = match parse_timeout(timeout) {
+        Ok(d) => d,
+        Err(e) => return ctx.out.error(e),
+    };
+    let (src, dst) = (argv[1], argv[2]);
+    let rpoplpush = argv.len() == 4;
+    match lists::move_element(&mut ctx.keys, src, dst, from_left, to_left) {
+        Err(e) => ctx.out.error(e),
+        Ok(Some(elem)) => {
+            ctx.out.bulk(&elem);
+            if rpoplpush {
+                ctx.propagate.replace(&[b"RPOPLPUSH", src, dst]);
+            } else {
+                ctx.propagate
+                    .replace(&[b"LMOVE", src, dst, argv[3], argv[4]]);
+            }
+        }
+        Ok(None) => {
+            let op = Op::ListMove {
+                dst: dst.to_vec(),
+                from_left,
+                to_left,
+                rpoplpush,
+            };
+            block(ctx, &[src], op, deadline);
+        }
+    }
+}
+
+fn blmove(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let sides = parse_side(argv[3]).and_then(|f| Ok((f, parse_side(argv[4])?)));
+    match sides {
+        Ok((from, to)) => list_move(ctx, argv, from, to, argv[5]),
+        Err(e) => ctx.out.error(e),
+    }
+}
+
+fn brpoplpush(ctx: &mut Ctx, argv: &[&[u8]]) {
+    list_move(ctx, argv, false, true, argv[3]);
+}
+
+/// BZPOPMIN/BZPOPMAX/BZMPOP: pop from the first non-empty sorted set, or block.
+fn zset_pop(ctx: &mut Ctx, keys: &[&[u8]], max: bool, count: Option<usize>, timeout: &[u8]) {
+    let deadline = match parse_timeout(timeout) {
+        Ok(d) => d,
+        Err(e) => return ctx.out.error(e),
+    };
+    let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+    for &key in keys {
+        let popped = match zsets::pop_members(&mut ctx.keys, key, max, count.unwrap_or(1)) {
+            Err(e) => return ctx.out.error(e),
+            Ok(None) => continue,
+            Ok(Some(p)) => p,
+        };
+        match count {
+            None => {
+                ctx.out.array(3);
+                ctx.out.bulk(key);
+                ctx.out.bulk(&popped[0].0);
+                zsets::reply_score(ctx.out, popped[0].1);
+                ctx.propagate.replace(&[name, key]);
+            }
+            Some(_) => {
+                crate::blocking::reply_key_and_pairs(ctx.out, key, &popped);
+                let n = popped.len().to_string();
+                ctx.propagate.replace(&[name, key, n.as_bytes()]);
+            }
+        }
+        return;
+    }
+    block(ctx, keys, Op::ZPop { max, count }, deadline);
+}
+
+fn bzpopmin(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let n = argv.len();
+    zset_pop(ctx, &argv[1..n - 1], false, None, argv[n - 1]);
+}
+
+fn bzpopmax(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let n = argv.len();
+    zset_pop(ctx, &argv[1..n - 1], true, None, argv[n - 1]);
+}
+
+fn bzmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
+    match parse_mpop(argv, 2, ["min", "max"]) {
+        Ok(m) => zset_pop(ctx, &m.keys, !m.first, Some(m.count), argv[1]),
+        Err(e) => ctx.out.error(e),
+    }
+}
