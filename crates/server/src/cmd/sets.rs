@@ -567,32 +567,34 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
     Ok(out)
 }
 
-fn sunion(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[1..], false) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => reply_set(ctx.out, &s),
+/// SUNION/SDIFF (reply the set) and their STORE forms (`event` names the store's event).
+fn union_diff_command(ctx: &mut Ctx, argv: &[&[u8]], diff: bool, event: Option<&'static str>) {
+    let keys = if event.is_some() {
+        &argv[2..]
+    } else {
+        &argv[1..]
+    };
+    match (union_diff(ctx, keys, diff), event) {
+        (Err(e), _) => ctx.out.error(e),
+        (Ok(s), None) => reply_set(ctx.out, &s),
+        (Ok(s), Some(ev)) => store(ctx, argv[1], s, ev),
     }
+}
+
+fn sunion(ctx: &mut Ctx, argv: &[&[u8]]) {
+    union_diff_command(ctx, argv, false, None)
 }
 
 fn sunionstore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[2..], false) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => store(ctx, argv[1], s, "sunionstore"),
-    }
+    union_diff_command(ctx, argv, false, Some("sunionstore"))
 }
 
 fn sdiff(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[1..], true) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => reply_set(ctx.out, &s),
-    }
+    union_diff_command(ctx, argv, true, None)
 }
 
 fn sdiffstore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[2..], true) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => store(ctx, argv[1], s, "sdiffstore"),
-    }
+    union_diff_command(ctx, argv, true, Some("sdiffstore"))
 }
 
 fn sscan(ctx: &mut Ctx, argv: &[&[u8]]) {
