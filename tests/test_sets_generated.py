@@ -9,13 +9,11 @@ to it right after the pop (and SCARD compared in between): the two keyspaces sta
 On a mismatch the sequence is shrunk (greedy, replayed on both servers) and printed in
 tests/scripts syntax.
 """
-import random
-
 import pytest
 
 from difftool import compare, scan_all
 from resp_client import RawConn, parse
-from test_generated import Cmd, quote
+from test_generated import Cmd, Gen as StringGen, quote
 
 SEEDS = range(24)
 COMMANDS_PER_SEED = 400
@@ -53,9 +51,9 @@ class ScanAll:
         return "@scanall " + " ".join(quote(a) for a in self.args)
 
 
-class Gen:
-    def __init__(self, seed):
-        self.r = random.Random(seed)
+class Gen(StringGen):
+    """Set commands over the model (the seeded generator and `sequence` are the string
+    generator's)."""
 
     def key(self):
         return self.r.choice(KEYS) if self.r.random() < 0.95 else STRING_KEY
@@ -111,19 +109,8 @@ class Gen:
             (1, lambda: [Cmd([b"CONFIG", b"SET", b"set-max-intset-entries",
                               r.choice([b"0", b"1", b"3", b"5", b"8", b"512"])])]),
         ]
-        total = sum(w for w, _ in choices)
-        pick = r.uniform(0, total)
-        for w, f in choices:
-            pick -= w
-            if pick <= 0:
-                return f()
-        return choices[-1][1]()
-
-    def sequence(self, n):
-        ops = []
-        while len(ops) < n:
-            ops += self.command()
-        return ops
+        weights, makers = zip(*choices)
+        return r.choices(makers, weights)[0]()
 
 
 def same_shape(a, b):

@@ -14,6 +14,9 @@ use crate::value::parse_strict_i64;
 use hashbrown::HashTable;
 use rand::Rng;
 
+/// The most members a hash-table set holds (positions are 4 bytes).
+const MAX_MEMBERS: usize = u32::MAX as usize;
+
 /// Longest member stored without an allocation.
 const INLINE: usize = 22;
 
@@ -139,8 +142,12 @@ impl Table {
         self.find(b).is_some()
     }
 
-    /// Add a member; false if it was there.
+    /// Add a member; false if it was there (or, never in practice, if the table already
+    /// holds the most members its 4-byte positions can name).
     pub fn insert(&mut self, b: &[u8]) -> bool {
+        if self.members.len() >= MAX_MEMBERS {
+            return false;
+        }
         let members = &self.members;
         let h = hash(b);
         if self

@@ -90,3 +90,89 @@ fn insert_table(s: &mut Set, m: &[u8]) -> bool {
         Set::Intset(_) => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{dump_payload, load_payload_with, RdbError};
+    use crate::coll::{Limits, Set};
+    use crate::value::{Value, ValueRef};
+    use rand::{Rng, SeedableRng};
+
+    fn set_of(members: &[&[u8]], limits: &Limits) -> Set {
+        let mut s = Set::for_first(members[0]);
+        for m in members {
+            s.insert(m, limits);
+        }
+        s
+    }
+
+    fn sorted(s: &Set) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = s.iter().map(|e| e.to_vec()).collect();
+        v.sort();
+        v
+    }
+
+    fn load(p: &[u8], limits: &Limits) -> Result<Set, RdbError> {
+        match load_payload_with(p, limits)? {
+            Value::Set(s) => Ok(*s),
+            _ => Err(RdbError::Corrupt),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_converts_by_limit() {
+        let l = Limits::default();
+        let small = Limits {
+            set_max_intset_entries: 2,
+            ..Limits::default()
+        };
+        let ints = set_of(&[b"1", b"-70000", b"3"], &l);
+        let strs = set_of(&[b"a", b"b", b"x".repeat(50).as_slice()], &l);
+        let mut table_ints = set_of(&[b"a", b"1", b"2"], &l);
+        table_ints.remove(b"a");
+        for (s, under_small) in [
+            (&ints, "hashtable"),
+            (&strs, "hashtable"),
+            (&table_ints, "intset"),
+        ] {
+            let p = dump_payload(ValueRef::Set(s), true);
+            let back = load(&p, &l).expect("loads");
+            assert_eq!(sorted(&back), sorted(s));
+            let is_strs = sorted(s) == sorted(&strs);
+            assert_eq!(
+                back.encoding(),
+                if is_strs { "hashtable" } else { "intset" }
+            );
+            assert_eq!(load(&p, &small).expect("loads").encoding(), under_small);
+        }
+    }
+
+    #[test]
+    fn hostile_set_payloads_never_panic() {
+        let l = Limits::default();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let many: Vec<Vec<u8>> = (0..300)
+            .map(|i| format!("{}", i * 1000).into_bytes())
+            .collect();
+        let refs: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
+        let sources = [
+            set_of(&refs, &l),
+            set_of(&[b"a", b"bb", b"1", b"hello hello hello hello"], &l),
+        ];
+        for s in &sources {
+            let good = dump_payload(ValueRef::Set(s), false);
+            for _ in 0..5000 {
+                let mut p = good.clone();
+                for _ in 0..rng.gen_range(1..4) {
+                    let i = rng.gen_range(0..p.len());
+                    p[i] = rng.gen();
+                }
+                p.truncate(rng.gen_range(0..=p.len()));
+                if let Ok(s) = load(&p, &l) {
+                    assert_eq!(s.iter().count(), s.len());
+                    assert!(!s.is_empty());
+                }
+            }
+        }
+    }
+}

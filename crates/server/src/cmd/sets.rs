@@ -59,6 +59,12 @@ fn reply_set(out: &mut ReplyBuf, s: &Set) {
     }
 }
 
+/// Delete a key whose set the command emptied: `del` announced after the command's own
+/// event, not counted again in the dirty counter (Redis counts the removals only).
+fn delete_emptied(ctx: &mut Ctx, key: &[u8]) {
+    ctx.keys.remove(key, Event::DEL.clean());
+}
+
 fn sadd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
     let lim = limits(ctx);
@@ -111,7 +117,7 @@ fn srem(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(ctx, key);
     }
     if removed > 1 {
         ctx.keys.add_dirty(removed - 1);
@@ -261,7 +267,7 @@ fn spop(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(ctx, key);
     }
     ctx.propagate.replace(&[b"SREM", key, &member]);
     ctx.out.bulk(&member);
@@ -288,7 +294,7 @@ fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
     if count >= size {
         reply_set(ctx.out, coll::get_mut::<Set>(&mut e));
         drop(e);
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(ctx, key);
         ctx.keys.add_dirty(size.saturating_sub(1));
         let del = crate::propagate::deletion(ctx.srv, "lazyfree-lazy-server-del");
         ctx.propagate.replace(&[del, key]);
@@ -365,7 +371,7 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
         _ => return ctx.out.int(0),
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, src);
+        delete_emptied(ctx, src);
     }
     let lim = limits(ctx);
     let ev = Event::set("sadd");
@@ -561,32 +567,34 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
     Ok(out)
 }
 
-fn sunion(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[1..], false) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => reply_set(ctx.out, &s),
+/// SUNION/SDIFF (reply the set) and their STORE forms (`event` names the store's event).
+fn union_diff_command(ctx: &mut Ctx, argv: &[&[u8]], diff: bool, event: Option<&'static str>) {
+    let keys = if event.is_some() {
+        &argv[2..]
+    } else {
+        &argv[1..]
+    };
+    match (union_diff(ctx, keys, diff), event) {
+        (Err(e), _) => ctx.out.error(e),
+        (Ok(s), None) => reply_set(ctx.out, &s),
+        (Ok(s), Some(ev)) => store(ctx, argv[1], s, ev),
     }
+}
+
+fn sunion(ctx: &mut Ctx, argv: &[&[u8]]) {
+    union_diff_command(ctx, argv, false, None)
 }
 
 fn sunionstore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[2..], false) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => store(ctx, argv[1], s, "sunionstore"),
-    }
+    union_diff_command(ctx, argv, false, Some("sunionstore"))
 }
 
 fn sdiff(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[1..], true) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => reply_set(ctx.out, &s),
-    }
+    union_diff_command(ctx, argv, true, None)
 }
 
 fn sdiffstore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match union_diff(ctx, &argv[2..], true) {
-        Err(e) => ctx.out.error(e),
-        Ok(s) => store(ctx, argv[1], s, "sdiffstore"),
-    }
+    union_diff_command(ctx, argv, true, Some("sdiffstore"))
 }
 
 fn sscan(ctx: &mut Ctx, argv: &[&[u8]]) {
