@@ -306,6 +306,10 @@ impl List {
     /// __quicklistInsertNode: `new` goes at index `at`; `old` is the neighbour's index
     /// after the insert.
     fn insert_node(&mut self, at: usize, new: Node, old: Option<usize>) {
+        if self.nodes.capacity() == 0 {
+            // Most lists have one node: no room for more until needed.
+            self.nodes.reserve_exact(1);
+        }
         self.len += new.count as usize;
         self.nodes.insert(at, new);
         if let Some(o) = old {

@@ -97,7 +97,7 @@ pub fn pop_elements(
         keys.add_dirty(out.len() as u64 - 1);
     }
     if empty {
-        coll::delete_empty(keys, key);
+        delete_emptied(keys, key);
     }
     Ok(Some(out))
 }
@@ -153,12 +153,19 @@ pub fn move_element(
             coll::insert(keys, dst, l, Event::NONE);
         }
     }
-    keys.notify(dst, push_event(to_left));
+    // One change in the dirty counter, as Redis counts LMOVE.
+    keys.notify(dst, push_event(to_left).clean());
     keys.notify(src, pop_event(from_left));
     if src_empty {
-        coll::delete_empty(keys, src);
+        delete_emptied(keys, src);
     }
     Ok(Some(value))
+}
+
+/// Delete a list the command emptied, announcing `del` after the command's own event.
+/// Redis's list commands count their elements in the dirty counter, not the deletion.
+fn delete_emptied(keys: &mut Locked, key: &[u8]) {
+    keys.remove(key, Event::DEL.clean());
 }
 
 /// A new list with the list options last seen by a list command (see [`use_limits`]).
@@ -592,7 +599,7 @@ fn lrem(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(removed as u64 - 1);
     }
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(&mut ctx.keys, key);
     }
     ctx.out.int(removed as i64);
 }
@@ -603,7 +610,9 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         (Err(e), _) | (_, Err(e)) => return ctx.out.error(e),
     };
-    let (trimmed, empty) = match coll::modify::<List>(&mut ctx.keys, key, Event::list("ltrim")) {
+    // Redis counts the removed elements (none: no change counted, ltrim still announced).
+    let ev = Event::list("ltrim").clean();
+    let (trimmed, empty) = match coll::modify::<List>(&mut ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.ok(),
         Ok(Some(mut e)) => {
@@ -621,11 +630,9 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
             (ltrim + rtrim, empty)
         }
     };
-    if trimmed > 1 {
-        ctx.keys.add_dirty(trimmed as u64 - 1);
-    }
+    ctx.keys.add_dirty(trimmed as u64);
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(&mut ctx.keys, key);
     }
     ctx.out.ok();
 }
