@@ -45,7 +45,9 @@ class Gen:
         elif k < 6:
             v = r.choice(NOT_INTS)
         elif k < 7:
-            v = bytes(r.randrange(256) for _ in range(r.randint(1, 6)))
+            # Short binary, or incompressible runs that keep small nodes raw under
+            # list-compress-depth.
+            v = bytes(r.randrange(256) for _ in range(r.choice([1, 3, 6, 20, 40])))
         elif k < 10:
             v = b"e%d-" % r.randrange(100) + b"pqr" * r.choice([1, 3, 10, 30])
         else:
@@ -82,7 +84,7 @@ class Gen:
         elif opt == b"rdbcompression":
             v = r.choice([b"yes", b"no"])
         else:
-            v = r.choice([b"-1", b"-2", b"-3", b"-5", b"1", b"2", b"4", b"16", b"128", b"0"])
+            v = r.choice([b"-1", b"-2", b"-3", b"-5", b"1", b"2", b"3", b"4", b"16", b"128", b"0"])
         return [Cmd([b"CONFIG", b"SET", opt, v])]
 
     def lpos(self):

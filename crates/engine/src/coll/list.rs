@@ -423,29 +423,58 @@ impl List {
             return;
         };
         let mut first = Some(off);
-        loop {
-            let lp = self.nodes[n].lp();
-            let mut at = match first.take() {
-                Some(o) => lp.seek(o as i64),
-                None if forward => lp.first(),
-                None => lp.last(),
-            };
-            while let Some(p) = at {
-                if !f(lp.get(p)) {
-                    return;
-                }
-                at = if forward { lp.next(p) } else { lp.prev(p) };
+        while walk(&self.nodes[n].lp(), first.take(), forward, &mut f) {
+            match self.step(n, forward) {
+                Some(next) => n = next,
+                None => return,
             }
-            if forward {
-                n += 1;
-                if n >= self.nodes.len() {
-                    return;
-                }
-            } else {
-                if n == 0 {
-                    return;
-                }
-                n -= 1;
+        }
+    }
+
+    /// The node after `n` in the walking direction.
+    fn step(&self, n: usize, forward: bool) -> Option<usize> {
+        if forward {
+            (n + 1 < self.nodes.len()).then_some(n + 1)
+        } else {
+            n.checked_sub(1)
+        }
+    }
+
+    /// [`List::get`] as Redis's LINDEX runs it: with compression on, the node read is
+    /// decompressed for the read and compressed again as quicklist.c's iterator release
+    /// does (which compresses an inner node left raw by an earlier insert).
+    pub fn get_visit(&mut self, index: i64) -> Option<Vec<u8>> {
+        if self.compress == 0 {
+            return self.get(index);
+        }
+        let (n, off) = self.locate(index)?;
+        self.decompress_for_use(n);
+        let v = {
+            let lp = self.nodes[n].lp();
+            lp.seek(off as i64).map(|at| lp.get(at).to_vec())
+        };
+        self.compress(n);
+        v
+    }
+
+    /// [`List::for_each_from`] as Redis's list iterator runs (LRANGE, LPOS, the counted
+    /// pops' reply): with compression on, every node visited is decompressed for use and
+    /// compressed again when the iterator leaves it or is released, as quicklist.c does.
+    pub fn visit(&mut self, start: usize, forward: bool, mut f: impl FnMut(Item<'_>) -> bool) {
+        if self.compress == 0 {
+            return self.for_each_from(start, forward, f);
+        }
+        let Some((mut n, off)) = self.locate(start as i64) else {
+            return;
+        };
+        let mut first = Some(off);
+        loop {
+            self.decompress_for_use(n);
+            let more = walk(&self.nodes[n].lp(), first.take(), forward, &mut f);
+            self.compress(n);
+            match self.step(n, forward).filter(|_| more) {
+                Some(next) => n = next,
+                None => return,
             }
         }
     }
@@ -788,6 +817,28 @@ impl List {
     }
 }
 
+/// Call `f` on a node's elements from offset `first` (or from its first / last element),
+/// in the walking direction; false when `f` asked to stop.
+fn walk(
+    lp: &Listpack,
+    first: Option<usize>,
+    forward: bool,
+    f: &mut impl FnMut(Item<'_>) -> bool,
+) -> bool {
+    let mut at = match first {
+        Some(o) => lp.seek(o as i64),
+        None if forward => lp.first(),
+        None => lp.last(),
+    };
+    while let Some(p) = at {
+        if !f(lp.get(p)) {
+            return false;
+        }
+        at = if forward { lp.next(p) } else { lp.prev(p) };
+    }
+    true
+}
+
 /// Two listpacks' elements in one (lpMerge's result).
 fn concat(a: &Listpack, b: &Listpack) -> Listpack {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
@@ -908,6 +959,7 @@ mod tests {
         Insert(usize, bool, Vec<u8>),
         Remove(usize, i64),
         DelRange(i64, usize),
+        Visit(usize, bool, usize),
     }
 
     fn element() -> impl Strategy<Value = Vec<u8>> {
@@ -926,6 +978,7 @@ mod tests {
             3 => (0usize..64, any::<bool>(), element()).prop_map(|(p, a, v)| Op::Insert(p, a, v)),
             1 => (0usize..64, -3i64..3).prop_map(|(p, c)| Op::Remove(p, c)),
             1 => (-40i64..40, 0usize..20).prop_map(|(s, c)| Op::DelRange(s, c)),
+            2 => (0usize..80, any::<bool>(), 1usize..30).prop_map(|(s, f, n)| Op::Visit(s, f, n)),
         ]
     }
 
@@ -990,6 +1043,22 @@ mod tests {
                             m.drain(s as usize..end);
                         }
                         l.del_range(start, count);
+                    }
+                    Op::Visit(start, forward, n) => {
+                        let mut got = Vec::new();
+                        l.visit(start, forward, |it| {
+                            got.push(it.to_vec());
+                            got.len() < n
+                        });
+                        let want: Vec<Vec<u8>> = if start >= m.len() {
+                            Vec::new()
+                        } else if forward {
+                            m.iter().skip(start).take(n).cloned().collect()
+                        } else {
+                            m.iter().take(start + 1).rev().take(n).cloned().collect()
+                        };
+                        prop_assert_eq!(got, want);
+                        prop_assert_eq!(l.get_visit(start as i64), m.get(start).cloned());
                     }
                 }
                 check(&l, &m);

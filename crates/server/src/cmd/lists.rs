@@ -1,9 +1,11 @@
 //! List commands (Redis 7.0's t_list.c on the command seam; see [`super::coll`]). The
 //! blocking commands are built on [`pop_elements`] and [`move_element`].
 
-use super::args::{self, SYNTAX_ERR};
-use super::{coll, Ctx, Handler};
+use super::args::{self, SYNTAX_ERR, WRONGTYPE};
+use super::coll::{self, Coll};
+use super::{Ctx, Handler};
 use engine::coll::List;
+use engine::locked::Read;
 use engine::{Event, Locked};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
@@ -80,7 +82,7 @@ pub fn pop_elements(
         let mut out = Vec::with_capacity(n);
         if n > 0 {
             let start = if left { 0 } else { l.len() - 1 };
-            l.for_each_from(start, left, |it| {
+            l.visit(start, left, |it| {
                 out.push(it.to_vec());
                 out.len() < n
             });
@@ -160,6 +162,16 @@ pub fn move_element(
         delete_emptied(keys, src);
     }
     Ok(Some(value))
+}
+
+/// The list at `key` for a read command (a read lookup: hits, misses, access time) that
+/// may still recompress nodes, as Redis's list iterators do when compression is on.
+fn read_mut<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<&'k mut List>, &'static str> {
+    let db = keys.db();
+    match keys.read_in(db, key, Read::NORMAL) {
+        None => Ok(None),
+        Some(e) => List::of_mut(e.value_mut()).map(Some).ok_or(WRONGTYPE),
+    }
 }
 
 /// Delete a list the command emptied, announcing `del` after the command's own event.
@@ -384,7 +396,7 @@ fn llen(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn lindex(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.null(),
         Ok(Some(l)) => l,
@@ -393,7 +405,7 @@ fn lindex(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(i) => i,
         Err(e) => return ctx.out.error(e),
     };
-    match l.get(index) {
+    match l.get_visit(index) {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),
     }
@@ -421,7 +433,7 @@ fn lrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         (Err(e), _) | (_, Err(e)) => return ctx.out.error(e),
     };
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(l)) => l,
@@ -432,7 +444,7 @@ fn lrange(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut left = (end - start + 1) as usize;
     ctx.out.array(left);
     let out = &mut *ctx.out;
-    l.for_each_from(start as usize, true, |it| {
+    l.visit(start as usize, true, |it| {
         match it {
             engine::coll::listpack::Item::Int(n) => out.bulk_int(n),
             engine::coll::listpack::Item::Str(s) => out.bulk(s),
@@ -483,7 +495,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     if rank < 0 {
         rank = rank.wrapping_neg();
     }
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) if count != -1 => return ctx.out.array(0),
         Ok(None) => return ctx.out.null(),
@@ -496,7 +508,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut single: Option<i64> = None;
     if llen > 0 {
         let start = if forward { 0 } else { llen as usize - 1 };
-        l.for_each_from(start, forward, |it| {
+        l.visit(start, forward, |it| {
             if maxlen != 0 && index >= maxlen {
                 return false;
             }
