@@ -117,12 +117,15 @@ pub fn move_element(
     from_left: bool,
     to_left: bool,
 ) -> Result<Option<Vec<u8>>, &'static str> {
-    if coll::peek::<List>(keys, src)?.is_none_or(|l| l.is_empty()) {
+    // lookupKeyWrite of both keys first (an expired one goes, as in Redis), then types.
+    let src_live = coll::modify::<List>(keys, src, Event::NONE)?
+        .is_some_and(|mut e| !coll::get_mut::<List>(&mut e).is_empty());
+    if !src_live {
         return Ok(None);
     }
     let same = src == dst;
     if !same {
-        coll::peek::<List>(keys, dst)?;
+        coll::modify::<List>(keys, dst, Event::NONE)?;
     }
     // A new destination takes the options the server has now (read before any change).
     let (value, src_empty) = {
@@ -284,7 +287,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[&[u8]], left: bool) {
     let key = argv[1];
     if count == Some(0) {
         // Redis's fast exit: the key is looked up (null / WRONGTYPE) but nothing popped.
-        match coll::peek::<List>(&mut ctx.keys, key) {
+        match coll::modify::<List>(&mut ctx.keys, key, Event::NONE) {
             Err(e) => ctx.out.error(e),
             Ok(None) => ctx.out.null_array(),
             Ok(Some(_)) => ctx.out.array(0),
