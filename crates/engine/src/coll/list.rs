@@ -31,7 +31,10 @@ const COMPRESS_MAX: i64 = (1 << 16) - 1;
 #[derive(Clone, Debug, PartialEq)]
 enum Data {
     Raw(Listpack),
-    /// LZF bytes of the listpack (whose size is the node's `sz`).
+    /// A plain node's one element (quicklist's PLAIN container; only loaded from a payload
+    /// here, as Skein's packed threshold is Redis's default of 1 GiB).
+    Plain(Box<[u8]>),
+    /// LZF bytes of the listpack or plain element (whose size is the node's `sz`).
     Lzf(Box<[u8]>),
 }
 
@@ -44,6 +47,8 @@ struct Node {
     sz: u32,
     /// Decompressed for use: compress again when done (quicklist.c `recompress`).
     recompress: bool,
+    /// A plain node (one element, not a listpack).
+    plain: bool,
 }
 
 impl Node {
@@ -53,6 +58,17 @@ impl Node {
             sz: lp.bytes_len() as u32,
             data: Data::Raw(lp),
             recompress: false,
+            plain: false,
+        }
+    }
+
+    fn plain(v: Box<[u8]>) -> Node {
+        Node {
+            count: 1,
+            sz: v.len() as u32,
+            data: Data::Plain(v),
+            recompress: false,
+            plain: true,
         }
     }
 
@@ -63,21 +79,51 @@ impl Node {
     }
 
     /// The node's listpack (decompressed into a copy when compressed).
+    /// (A plain node's element in a one-element listpack.)
     fn lp(&self) -> Cow<'_, Listpack> {
         match &self.data {
             Data::Raw(lp) => Cow::Borrowed(lp),
-            Data::Lzf(blob) => Cow::Owned(inflate(blob, self.sz as usize)),
+            Data::Plain(v) => Cow::Owned(single(v)),
+            Data::Lzf(_) => match self.inflated() {
+                Data::Raw(lp) => Cow::Owned(lp),
+                Data::Plain(v) => Cow::Owned(single(&v)),
+                Data::Lzf(_) => Cow::Owned(Listpack::new()),
+            },
         }
     }
 
-    /// The listpack of a node the caller decompressed.
+    /// The node's data decompressed.
+    fn inflated(&self) -> Data {
+        let Data::Lzf(blob) = &self.data else {
+            return self.data.clone();
+        };
+        let bytes = lzf::decompress(blob, self.sz as usize)
+            .expect("a compressed node holds our own LZF bytes");
+        if self.plain {
+            Data::Plain(bytes.into_boxed_slice())
+        } else {
+            Data::Raw(Listpack::from_bytes(bytes).expect("a compressed node holds a listpack"))
+        }
+    }
+
+    /// Decompress in place.
+    fn inflate(&mut self) {
+        if self.is_compressed() {
+            self.data = self.inflated();
+        }
+    }
+
+    /// The listpack of a packed node (decompressed first). The callers never edit a plain
+    /// node in place; should one, it becomes a packed node of its element.
     fn lp_mut(&mut self) -> &mut Listpack {
-        if let Data::Lzf(blob) = &self.data {
-            self.data = Data::Raw(inflate(blob, self.sz as usize));
+        self.inflate();
+        if let Data::Plain(v) = &self.data {
+            self.data = Data::Raw(single(v));
+            self.plain = false;
         }
         match &mut self.data {
             Data::Raw(lp) => lp,
-            Data::Lzf(_) => unreachable!("decompressed above"),
+            Data::Plain(_) | Data::Lzf(_) => unreachable!("made a listpack above"),
         }
     }
 
@@ -94,19 +140,22 @@ impl Node {
     }
 }
 
-/// Decompress a node's LZF bytes (our own compression of a valid listpack).
-fn inflate(blob: &[u8], sz: usize) -> Listpack {
-    lzf::decompress(blob, sz)
-        .and_then(Listpack::from_bytes)
-        .expect("a compressed node holds a valid listpack")
+/// A listpack of one element.
+fn single(v: &[u8]) -> Listpack {
+    let mut lp = Listpack::new();
+    lp.push_back(v);
+    lp
 }
 
 /// One node as RDB writes it.
 pub enum NodeRef<'a> {
     /// A listpack's bytes.
     Packed(&'a [u8]),
-    /// An LZF-compressed listpack: the compressed bytes and the listpack's size.
-    Lzf(&'a [u8], usize),
+    /// A plain node's element.
+    Plain(&'a [u8]),
+    /// An LZF-compressed node: the compressed bytes, the uncompressed size, and whether
+    /// the node is plain.
+    Lzf(&'a [u8], usize, bool),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -164,7 +213,8 @@ impl List {
     pub fn nodes(&self) -> impl Iterator<Item = NodeRef<'_>> {
         self.nodes.iter().map(|n| match &n.data {
             Data::Raw(lp) => NodeRef::Packed(lp.as_bytes()),
-            Data::Lzf(blob) => NodeRef::Lzf(blob, n.sz as usize),
+            Data::Plain(v) => NodeRef::Plain(v),
+            Data::Lzf(blob) => NodeRef::Lzf(blob, n.sz as usize, n.plain),
         })
     }
 
@@ -185,7 +235,7 @@ impl List {
 
     /// _quicklistNodeAllowInsert: may an element of `sz` bytes join node `i`?
     fn allow_insert(&self, i: usize, sz: usize) -> bool {
-        let Some(node) = self.nodes.get(i) else {
+        let Some(node) = self.nodes.get(i).filter(|n| !n.plain) else {
             return false;
         };
         let new_sz = node.sz as usize + sz + SIZE_ESTIMATE_OVERHEAD;
@@ -203,6 +253,9 @@ impl List {
         let (Some(a), Some(b)) = (self.nodes.get(a), self.nodes.get(b)) else {
             return false;
         };
+        if a.plain || b.plain {
+            return false;
+        }
         // Redis computes this in an unsigned int.
         let merge_sz = (a.sz.wrapping_add(b.sz)).wrapping_sub(11) as usize;
         if self.size_meets_optimization(merge_sz) {
@@ -223,15 +276,17 @@ impl List {
             return;
         }
         let node = &mut self.nodes[i];
-        let Data::Raw(lp) = &node.data else {
-            return;
+        let bytes: &[u8] = match &node.data {
+            Data::Raw(lp) => lp.as_bytes(),
+            Data::Plain(v) => v,
+            Data::Lzf(_) => return,
         };
         node.recompress = false;
         let sz = node.sz as usize;
         if sz < MIN_COMPRESS_BYTES {
             return;
         }
-        if let Some(c) = lzf::compress(lp.as_bytes(), sz) {
+        if let Some(c) = lzf::compress(bytes, sz) {
             if c.len() + MIN_COMPRESS_IMPROVE < sz {
                 node.data = Data::Lzf(c.into_boxed_slice());
             }
@@ -242,7 +297,7 @@ impl List {
     fn decompress_node(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         if node.is_compressed() {
-            node.lp_mut();
+            node.inflate();
             node.recompress = false;
         }
     }
@@ -251,7 +306,7 @@ impl List {
     fn decompress_for_use(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         if node.is_compressed() {
-            node.lp_mut();
+            node.inflate();
             node.recompress = true;
         }
     }
@@ -361,6 +416,11 @@ impl List {
             return None;
         }
         let i = if left { 0 } else { self.nodes.len() - 1 };
+        if self.nodes[i].plain {
+            let v = self.nodes[i].lp().iter().next().map(|it| it.to_vec());
+            self.del_node(i);
+            return v;
+        }
         let node = &mut self.nodes[i];
         let lp = node.lp_mut();
         let at = if left { lp.first() } else { lp.last() }?;
@@ -499,6 +559,12 @@ impl List {
             return false;
         };
         self.decompress_for_use(n);
+        if self.nodes[n].plain {
+            // quicklistReplaceEntry: the new element goes after the plain node, which goes.
+            self.insert_at(n, 0, 0, true, v);
+            self.del_node(n);
+            return true;
+        }
         let node = &mut self.nodes[n];
         let lp = node.lp_mut();
         let Some(at) = lp.seek(off as i64) else {
@@ -517,7 +583,7 @@ impl List {
         while n < self.nodes.len() {
             self.decompress_for_use(n);
             let found = {
-                let lp = self.nodes[n].lp_mut();
+                let lp = self.nodes[n].lp();
                 let mut at = lp.first();
                 let mut off = 0usize;
                 let mut hit = None;
@@ -687,7 +753,19 @@ impl List {
             self.decompress_for_use(n);
             let mut gone = false;
             let mut done = false;
-            {
+            if self.nodes[n].plain {
+                // quicklistDelIndex deletes a plain node whole.
+                if self.nodes[n]
+                    .lp()
+                    .iter()
+                    .next()
+                    .is_some_and(|it| it.eq_bytes(v))
+                {
+                    removed += 1;
+                    gone = true;
+                    done = limit != 0 && removed == limit;
+                }
+            } else {
                 let node = &mut self.nodes[n];
                 let lp = node.lp_mut();
                 let mut at = if forward { lp.first() } else { lp.last() };
@@ -786,7 +864,7 @@ impl List {
             } else {
                 extent
             };
-            if entire {
+            if entire || self.nodes[n].plain {
                 self.del_node(n);
             } else {
                 self.decompress_for_use(n);
@@ -807,6 +885,13 @@ impl List {
             extent -= del;
             offset = 0;
         }
+    }
+
+    /// Append a plain node as loaded from RDB (quicklistAppendPlainNode).
+    pub fn append_plain(&mut self, v: Box<[u8]>) {
+        let at = self.nodes.len();
+        let old = at.checked_sub(1);
+        self.insert_node(at, Node::plain(v), old);
     }
 
     /// Append a whole node as loaded from RDB (quicklistAppendListpack).
@@ -876,7 +961,11 @@ mod tests {
         assert_eq!(counted, l.len());
         assert!(l.nodes.iter().all(|n| n.count > 0), "no empty node");
         assert!(l.nodes.iter().all(|n| n.lp().len() == n.count as usize));
-        assert!(l.nodes.iter().all(|n| n.lp().bytes_len() == n.sz as usize));
+        assert!(l
+            .nodes
+            .iter()
+            .all(|n| n.plain || n.lp().bytes_len() == n.sz as usize));
+        assert!(l.nodes.iter().all(|n| !n.plain || n.count == 1));
         // The `compress` nodes at each end are never compressed.
         let depth = (l.compress as usize).max(1);
         for (i, n) in l.nodes.iter().enumerate() {
@@ -960,6 +1049,7 @@ mod tests {
         Remove(usize, i64),
         DelRange(i64, usize),
         Visit(usize, bool, usize),
+        Plain(Vec<u8>),
     }
 
     fn element() -> impl Strategy<Value = Vec<u8>> {
@@ -979,6 +1069,7 @@ mod tests {
             1 => (0usize..64, -3i64..3).prop_map(|(p, c)| Op::Remove(p, c)),
             1 => (-40i64..40, 0usize..20).prop_map(|(s, c)| Op::DelRange(s, c)),
             2 => (0usize..80, any::<bool>(), 1usize..30).prop_map(|(s, f, n)| Op::Visit(s, f, n)),
+            1 => element().prop_map(Op::Plain),
         ]
     }
 
@@ -1043,6 +1134,10 @@ mod tests {
                             m.drain(s as usize..end);
                         }
                         l.del_range(start, count);
+                    }
+                    Op::Plain(v) => {
+                        l.append_plain(v.clone().into_boxed_slice());
+                        m.push_back(v);
                     }
                     Op::Visit(start, forward, n) => {
                         let mut got = Vec::new();

@@ -24,11 +24,19 @@ pub(super) fn object_type(_: &List) -> u8 {
 pub(super) fn write(out: &mut Vec<u8>, l: &List, compress: bool) {
     write_len(out, l.node_count() as u64);
     for node in l.nodes() {
-        write_len(out, CONTAINER_PACKED);
+        let plain = matches!(node, NodeRef::Plain(_) | NodeRef::Lzf(_, _, true));
+        write_len(
+            out,
+            if plain {
+                CONTAINER_PLAIN
+            } else {
+                CONTAINER_PACKED
+            },
+        );
         match node {
-            NodeRef::Packed(bytes) => write_string(out, bytes, compress),
+            NodeRef::Packed(bytes) | NodeRef::Plain(bytes) => write_string(out, bytes, compress),
             // rdbSaveLzfBlob: the node's own compressed bytes.
-            NodeRef::Lzf(blob, sz) => {
+            NodeRef::Lzf(blob, sz, _) => {
                 out.push(LZF_BLOB);
                 write_len(out, blob.len() as u64);
                 write_len(out, sz as u64);
@@ -73,8 +81,7 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
                     return Err(RdbError::Corrupt);
                 }
                 if container == CONTAINER_PLAIN {
-                    // A plain node holds one element; Skein stores it in a packed node.
-                    list.append_node(single(&data));
+                    list.append_plain(data.into_owned().into_boxed_slice());
                     continue;
                 }
                 let lp = if t == TYPE_LIST_QUICKLIST_2 {
@@ -109,12 +116,6 @@ fn string_bytes(s: RdbString<'_>) -> Cow<'_, [u8]> {
         RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
         RdbString::Bytes(b) => b,
     }
-}
-
-fn single(v: &[u8]) -> Listpack {
-    let mut lp = Listpack::new();
-    lp.push_back(v);
-    lp
 }
 
 const ZL_HEADER: usize = 10;
