@@ -127,7 +127,7 @@ pub fn move_element(
     if !same {
         coll::modify::<List>(keys, dst, Event::NONE)?;
     }
-    // A new destination takes the options the server has now (read before any change).
+    // Pop from the source (pushing back onto it when it is also the destination).
     let (value, src_empty) = {
         let Some(mut e) = coll::modify::<List>(keys, src, Event::NONE)? else {
             return Ok(None);
@@ -189,8 +189,8 @@ fn new_list_now() -> List {
 }
 
 /// `list-max-listpack-size` and `list-compress-depth` for lists that [`move_element`]
-/// creates (it has no server at hand): every list command stores the server's current
-/// values here first.
+/// creates (it has no server at hand): every list command that may create a list stores
+/// the server's current values here first.
 static LIST_OPTIONS: [AtomicI64; 2] = [AtomicI64::new(-2), AtomicI64::new(0)];
 
 /// Remember the server's current list options for [`move_element`]'s new destination
