@@ -302,3 +302,100 @@ def test_corrupted_list_payloads_are_refused(redis_server, skein_server):
         for c in (ref, sk):
             c.call("DEL", "src", "dst")
             c.close()
+
+
+def read_len(b, i):
+    """An RDB length at b[i]: (value, next position, is a special encoding)."""
+    kind = b[i] >> 6
+    if kind == 0:
+        return b[i] & 63, i + 1, False
+    if kind == 1:
+        return ((b[i] & 63) << 8) | b[i + 1], i + 2, False
+    if kind == 3:
+        return b[i] & 63, i + 1, True
+    width = 4 if b[i] == 0x80 else 8
+    return int.from_bytes(b[i + 1:i + 1 + width], "big"), i + 1 + width, False
+
+
+def containers(payload):
+    """The node containers (1 plain, 2 packed) of a QUICKLIST_2 payload."""
+    assert payload[0] == 0x12
+    n, i, _ = read_len(payload, 1)
+    out = []
+    for _ in range(n):
+        c, i, _ = read_len(payload, i)
+        out.append(c)
+        size, i, special = read_len(payload, i)
+        if special:  # an LZF blob: compressed and original lengths, then the bytes
+            clen, i, _ = read_len(payload, i)
+            _, i, _ = read_len(payload, i)
+            i += clen
+        else:
+            i += size
+    return out
+
+
+def test_plain_nodes_restore_dump_and_edit_as_in_redis(redis_server, skein_server):
+    """Plain nodes (one big element outside a listpack) come from Redis only under a
+    lowered DEBUG QUICKLIST-PACKED-THRESHOLD; Skein keeps them from a payload, dumps them
+    as container 1 (compressed or not) and edits around them as quicklist.c does."""
+    ref, sk = both(redis_server, skein_server)
+    rnd = random.Random(6)
+    payloads = []
+    try:
+        assert ref.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100") == b"+OK\r\n"
+        for fill, depth in ((-2, 0), (3, 1), (-1, 2)):
+            config((ref,), list_max_listpack_size=fill, list_compress_depth=depth)
+            for _ in range(3):
+                ref.call("DEL", "p")
+                for i in range(rnd.choice([5, 20, 60])):
+                    big = rnd.random() < 0.3
+                    if big:
+                        v = b"P%d-" % i + (b"abc" * rnd.randrange(40, 90) if rnd.random() < 0.6
+                                           else bytes(rnd.randrange(256) for _ in range(150)))
+                    else:
+                        v = b"s%d" % i
+                    ref.call(rnd.choice(["RPUSH", "LPUSH"]), "p", v)
+                ref.call("LINSERT", "p", "AFTER", "s3", b"Q" * 120)
+                payloads.append(bulk(ref.call("DUMP", "p")))
+        assert any(1 in containers(p) for p in payloads)
+    finally:
+        ref.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0")
+    try:
+        for depth in (0, 1, 2):
+            config((ref, sk), list_max_listpack_size=rnd.choice([-2, 3]), list_compress_depth=depth,
+                   rdbcompression="no")
+            for p in payloads:
+                for c in (ref, sk):
+                    assert c.call("RESTORE", "r", "0", p, "REPLACE") == b"+OK\r\n"
+                assert ref.call("DUMP", "r") == sk.call("DUMP", "r")
+                els = parse(ref.call("LRANGE", "r", 0, -1))
+                bigs = [e for e in els if len(e) >= 100] or [els[0]]
+                n = len(els)
+                steps = [
+                    ("LINDEX", "r", str(rnd.randrange(n))),
+                    ("LRANGE", "r", "0", "-1"),
+                    ("LSET", "r", str(els.index(rnd.choice(bigs))), "small"),
+                    ("LINSERT", "r", "BEFORE", rnd.choice(bigs), "before-big"),
+                    ("LINSERT", "r", "AFTER", rnd.choice(bigs), "after-big" * 3),
+                    ("LPOS", "r", rnd.choice(bigs)),
+                    ("LREM", "r", "0", rnd.choice(bigs)),
+                    ("LPOP", "r"), ("RPOP", "r", "2"),
+                    ("LTRIM", "r", "1", "-2"),
+                    ("LPUSH", "r", "x"), ("RPUSH", "r", "y" * 200),
+                ]
+                for step in steps:
+                    a, b = ref.call(*step), sk.call(*step)
+                    assert a == b, (step, a, b)
+                    assert ref.call("DUMP", "r") == sk.call("DUMP", "r"), step
+                # And Skein's DUMP of plain nodes restores into Redis as they were.
+                for c in (ref, sk):
+                    assert c.call("RESTORE", "r", "0", p, "REPLACE") == b"+OK\r\n"
+                mine = bulk(sk.call("DUMP", "r"))
+                assert ref.call("RESTORE", "r2", "0", mine, "REPLACE") == b"+OK\r\n"
+                assert ref.call("DUMP", "r2") == ref.call("DUMP", "r")
+    finally:
+        reset((ref, sk))
+        for c in (ref, sk):
+            c.call("DEL", "p", "r", "r2")
+            c.close()

@@ -7,7 +7,7 @@ rnd = random.Random(16)
 
 
 def elem(i):
-    k = rnd.choice([0, 0, 1, 2, 5, 12, 30, 70, 150])
+    k = rnd.choice([0, 0, 1, 2, 5, 12, 30, 70, 100])
     if k == 0:
         return str(rnd.choice([i, -i, i * 1000003, 2 ** 40 + i]))
     return "e%d-" % i + "abcab" * k
@@ -29,7 +29,7 @@ for fill in fills:
         # Without rdbcompression a DUMP shows which nodes are compressed in memory.
         out.append("CONFIG SET rdbcompression %s" % rnd.choice(["yes", "no", "no"]))
         out.append("DEL q q2")
-        n = rnd.choice([20, 60, 120])
+        n = rnd.choice([20, 50, 100])
         els = [elem(i) for i in range(n)]
         out.append("RPUSH q " + " ".join(q(e) for e in els))
         out.append("DUMP q")

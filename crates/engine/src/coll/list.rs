@@ -7,11 +7,17 @@
 //! a node is addressed by its index, which the port adjusts where quicklist.c follows
 //! pointers.
 
+mod compress;
+mod node;
+#[cfg(test)]
+mod tests;
+
 use super::listpack::{Item, Listpack};
 use super::Limits;
-use crate::rdb::lzf;
-use std::borrow::Cow;
+use node::{Data, Node};
 use std::collections::VecDeque;
+
+pub use node::NodeRef;
 
 /// Size limits of a node for fill -1..-5 (quicklist.c `optimization_level`).
 const OPTIMIZATION_LEVEL: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -19,95 +25,10 @@ const OPTIMIZATION_LEVEL: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
 const SIZE_SAFETY_LIMIT: usize = 8192;
 /// Added to an element's length to estimate what it adds to a node.
 const SIZE_ESTIMATE_OVERHEAD: usize = 8;
-/// Nodes smaller than this are never compressed.
-const MIN_COMPRESS_BYTES: usize = 48;
-/// Compression must save at least this many bytes to be kept.
-const MIN_COMPRESS_IMPROVE: usize = 8;
 /// `quicklistSetFill`'s clamp (16 fill bits on 64-bit builds).
 const FILL_MAX: i64 = (1 << 15) - 1;
 /// `quicklistSetCompressDepth`'s clamp.
 const COMPRESS_MAX: i64 = (1 << 16) - 1;
-
-#[derive(Clone, Debug, PartialEq)]
-enum Data {
-    Raw(Listpack),
-    /// LZF bytes of the listpack (whose size is the node's `sz`).
-    Lzf(Box<[u8]>),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct Node {
-    data: Data,
-    /// Elements in the node.
-    count: u32,
-    /// Bytes of the (uncompressed) listpack.
-    sz: u32,
-    /// Decompressed for use: compress again when done (quicklist.c `recompress`).
-    recompress: bool,
-}
-
-impl Node {
-    fn of(lp: Listpack) -> Node {
-        Node {
-            count: lp.len() as u32,
-            sz: lp.bytes_len() as u32,
-            data: Data::Raw(lp),
-            recompress: false,
-        }
-    }
-
-    fn with(v: &[u8]) -> Node {
-        let mut lp = Listpack::new();
-        lp.push_back(v);
-        Node::of(lp)
-    }
-
-    /// The node's listpack (decompressed into a copy when compressed).
-    fn lp(&self) -> Cow<'_, Listpack> {
-        match &self.data {
-            Data::Raw(lp) => Cow::Borrowed(lp),
-            Data::Lzf(blob) => Cow::Owned(inflate(blob, self.sz as usize)),
-        }
-    }
-
-    /// The listpack of a node the caller decompressed.
-    fn lp_mut(&mut self) -> &mut Listpack {
-        if let Data::Lzf(blob) = &self.data {
-            self.data = Data::Raw(inflate(blob, self.sz as usize));
-        }
-        match &mut self.data {
-            Data::Raw(lp) => lp,
-            Data::Lzf(_) => unreachable!("decompressed above"),
-        }
-    }
-
-    /// Refresh `count` and `sz` after a change (quicklistNodeUpdateSz).
-    fn update(&mut self) {
-        if let Data::Raw(lp) = &self.data {
-            self.sz = lp.bytes_len() as u32;
-            self.count = lp.len() as u32;
-        }
-    }
-
-    fn is_compressed(&self) -> bool {
-        matches!(self.data, Data::Lzf(_))
-    }
-}
-
-/// Decompress a node's LZF bytes (our own compression of a valid listpack).
-fn inflate(blob: &[u8], sz: usize) -> Listpack {
-    lzf::decompress(blob, sz)
-        .and_then(Listpack::from_bytes)
-        .expect("a compressed node holds a valid listpack")
-}
-
-/// One node as RDB writes it.
-pub enum NodeRef<'a> {
-    /// A listpack's bytes.
-    Packed(&'a [u8]),
-    /// An LZF-compressed listpack: the compressed bytes and the listpack's size.
-    Lzf(&'a [u8], usize),
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct List {
@@ -164,7 +85,8 @@ impl List {
     pub fn nodes(&self) -> impl Iterator<Item = NodeRef<'_>> {
         self.nodes.iter().map(|n| match &n.data {
             Data::Raw(lp) => NodeRef::Packed(lp.as_bytes()),
-            Data::Lzf(blob) => NodeRef::Lzf(blob, n.sz as usize),
+            Data::Plain(v) => NodeRef::Plain(v),
+            Data::Lzf(blob) => NodeRef::Lzf(blob, n.sz as usize, n.plain),
         })
     }
 
@@ -185,7 +107,7 @@ impl List {
 
     /// _quicklistNodeAllowInsert: may an element of `sz` bytes join node `i`?
     fn allow_insert(&self, i: usize, sz: usize) -> bool {
-        let Some(node) = self.nodes.get(i) else {
+        let Some(node) = self.nodes.get(i).filter(|n| !n.plain) else {
             return false;
         };
         let new_sz = node.sz as usize + sz + SIZE_ESTIMATE_OVERHEAD;
@@ -203,6 +125,9 @@ impl List {
         let (Some(a), Some(b)) = (self.nodes.get(a), self.nodes.get(b)) else {
             return false;
         };
+        if a.plain || b.plain {
+            return false;
+        }
         // Redis computes this in an unsigned int.
         let merge_sz = (a.sz.wrapping_add(b.sz)).wrapping_sub(11) as usize;
         if self.size_meets_optimization(merge_sz) {
@@ -214,98 +139,13 @@ impl List {
         }
     }
 
-    // ------------------------------------------------------------ compression
-
-    /// __quicklistCompressNode (only raw nodes; the ends are never compressed).
-    fn compress_node(&mut self, i: usize) {
-        let last = self.nodes.len().saturating_sub(1);
-        if i == 0 || i >= last {
-            return;
-        }
-        let node = &mut self.nodes[i];
-        let Data::Raw(lp) = &node.data else {
-            return;
-        };
-        node.recompress = false;
-        let sz = node.sz as usize;
-        if sz < MIN_COMPRESS_BYTES {
-            return;
-        }
-        if let Some(c) = lzf::compress(lp.as_bytes(), sz) {
-            if c.len() + MIN_COMPRESS_IMPROVE < sz {
-                node.data = Data::Lzf(c.into_boxed_slice());
-            }
-        }
-    }
-
-    /// quicklistDecompressNode.
-    fn decompress_node(&mut self, i: usize) {
-        let node = &mut self.nodes[i];
-        if node.is_compressed() {
-            node.lp_mut();
-            node.recompress = false;
-        }
-    }
-
-    /// quicklistDecompressNodeForUse.
-    fn decompress_for_use(&mut self, i: usize) {
-        let node = &mut self.nodes[i];
-        if node.is_compressed() {
-            node.lp_mut();
-            node.recompress = true;
-        }
-    }
-
-    /// __quicklistCompress: the `compress` nodes at each end raw, the next ones (and
-    /// `node`, when it is inside) compressed.
-    fn compress_around(&mut self, node: Option<usize>) {
-        let len = self.nodes.len();
-        let depth = self.compress as usize;
-        if len == 0 || depth == 0 || len < depth * 2 {
-            return;
-        }
-        let (mut f, mut r) = (0, len - 1);
-        let mut in_depth = false;
-        for _ in 0..depth {
-            self.decompress_node(f);
-            self.decompress_node(r);
-            if node == Some(f) || node == Some(r) {
-                in_depth = true;
-            }
-            if f == r || f + 1 == r {
-                return;
-            }
-            f += 1;
-            r -= 1;
-        }
-        if !in_depth {
-            if let Some(n) = node {
-                self.compress_node(n);
-            }
-        }
-        self.compress_node(f);
-        self.compress_node(r);
-    }
-
-    /// quicklistCompress.
-    fn compress(&mut self, i: usize) {
-        if self.nodes[i].recompress {
-            self.compress_node(i);
-        } else {
-            self.compress_around(Some(i));
-        }
-    }
-
-    /// quicklistRecompressOnly.
-    fn recompress_only(&mut self, i: usize) {
-        if self.nodes[i].recompress {
-            self.compress_node(i);
-        }
-    }
-
     /// __quicklistInsertNode: `new` goes at index `at`; `old` is the neighbour's index
     /// after the insert.
     fn insert_node(&mut self, at: usize, new: Node, old: Option<usize>) {
+        if self.nodes.capacity() == 0 {
+            // Most lists have one node: no room for more until needed.
+            self.nodes.reserve_exact(1);
+        }
         self.len += new.count as usize;
         self.nodes.insert(at, new);
         if let Some(o) = old {
@@ -357,6 +197,11 @@ impl List {
             return None;
         }
         let i = if left { 0 } else { self.nodes.len() - 1 };
+        if self.nodes[i].plain {
+            let v = self.nodes[i].lp().iter().next().map(|it| it.to_vec());
+            self.del_node(i);
+            return v;
+        }
         let node = &mut self.nodes[i];
         let lp = node.lp_mut();
         let at = if left { lp.first() } else { lp.last() }?;
@@ -419,29 +264,58 @@ impl List {
             return;
         };
         let mut first = Some(off);
-        loop {
-            let lp = self.nodes[n].lp();
-            let mut at = match first.take() {
-                Some(o) => lp.seek(o as i64),
-                None if forward => lp.first(),
-                None => lp.last(),
-            };
-            while let Some(p) = at {
-                if !f(lp.get(p)) {
-                    return;
-                }
-                at = if forward { lp.next(p) } else { lp.prev(p) };
+        while walk(&self.nodes[n].lp(), first.take(), forward, &mut f) {
+            match self.step(n, forward) {
+                Some(next) => n = next,
+                None => return,
             }
-            if forward {
-                n += 1;
-                if n >= self.nodes.len() {
-                    return;
-                }
-            } else {
-                if n == 0 {
-                    return;
-                }
-                n -= 1;
+        }
+    }
+
+    /// The node after `n` in the walking direction.
+    fn step(&self, n: usize, forward: bool) -> Option<usize> {
+        if forward {
+            (n + 1 < self.nodes.len()).then_some(n + 1)
+        } else {
+            n.checked_sub(1)
+        }
+    }
+
+    /// [`List::get`] as Redis's LINDEX runs it: with compression on, the node read is
+    /// decompressed for the read and compressed again as quicklist.c's iterator release
+    /// does (which compresses an inner node left raw by an earlier insert).
+    pub fn get_visit(&mut self, index: i64) -> Option<Vec<u8>> {
+        if self.compress == 0 {
+            return self.get(index);
+        }
+        let (n, off) = self.locate(index)?;
+        self.decompress_for_use(n);
+        let v = {
+            let lp = self.nodes[n].lp();
+            lp.seek(off as i64).map(|at| lp.get(at).to_vec())
+        };
+        self.compress(n);
+        v
+    }
+
+    /// [`List::for_each_from`] as Redis's list iterator runs (LRANGE, LPOS, the counted
+    /// pops' reply): with compression on, every node visited is decompressed for use and
+    /// compressed again when the iterator leaves it or is released, as quicklist.c does.
+    pub fn visit(&mut self, start: usize, forward: bool, mut f: impl FnMut(Item<'_>) -> bool) {
+        if self.compress == 0 {
+            return self.for_each_from(start, forward, f);
+        }
+        let Some((mut n, off)) = self.locate(start as i64) else {
+            return;
+        };
+        let mut first = Some(off);
+        loop {
+            self.decompress_for_use(n);
+            let more = walk(&self.nodes[n].lp(), first.take(), forward, &mut f);
+            self.compress(n);
+            match self.step(n, forward).filter(|_| more) {
+                Some(next) => n = next,
+                None => return,
             }
         }
     }
@@ -466,6 +340,12 @@ impl List {
             return false;
         };
         self.decompress_for_use(n);
+        if self.nodes[n].plain {
+            // quicklistReplaceEntry: the new element goes after the plain node, which goes.
+            self.insert_at(n, 0, 0, true, v);
+            self.del_node(n);
+            return true;
+        }
         let node = &mut self.nodes[n];
         let lp = node.lp_mut();
         let Some(at) = lp.seek(off as i64) else {
@@ -484,7 +364,7 @@ impl List {
         while n < self.nodes.len() {
             self.decompress_for_use(n);
             let found = {
-                let lp = self.nodes[n].lp_mut();
+                let lp = self.nodes[n].lp();
                 let mut at = lp.first();
                 let mut off = 0usize;
                 let mut hit = None;
@@ -654,7 +534,19 @@ impl List {
             self.decompress_for_use(n);
             let mut gone = false;
             let mut done = false;
-            {
+            if self.nodes[n].plain {
+                // quicklistDelIndex deletes a plain node whole.
+                if self.nodes[n]
+                    .lp()
+                    .iter()
+                    .next()
+                    .is_some_and(|it| it.eq_bytes(v))
+                {
+                    removed += 1;
+                    gone = true;
+                    done = limit != 0 && removed == limit;
+                }
+            } else {
                 let node = &mut self.nodes[n];
                 let lp = node.lp_mut();
                 let mut at = if forward { lp.first() } else { lp.last() };
@@ -753,7 +645,7 @@ impl List {
             } else {
                 extent
             };
-            if entire {
+            if entire || self.nodes[n].plain {
                 self.del_node(n);
             } else {
                 self.decompress_for_use(n);
@@ -776,12 +668,41 @@ impl List {
         }
     }
 
+    /// Append a plain node as loaded from RDB (quicklistAppendPlainNode).
+    pub fn append_plain(&mut self, v: Box<[u8]>) {
+        let at = self.nodes.len();
+        let old = at.checked_sub(1);
+        self.insert_node(at, Node::plain(v), old);
+    }
+
     /// Append a whole node as loaded from RDB (quicklistAppendListpack).
     pub fn append_node(&mut self, lp: Listpack) {
         let at = self.nodes.len();
         let old = at.checked_sub(1);
         self.insert_node(at, Node::of(lp), old);
     }
+}
+
+/// Call `f` on a node's elements from offset `first` (or from its first / last element),
+/// in the walking direction; false when `f` asked to stop.
+fn walk(
+    lp: &Listpack,
+    first: Option<usize>,
+    forward: bool,
+    f: &mut impl FnMut(Item<'_>) -> bool,
+) -> bool {
+    let mut at = match first {
+        Some(o) => lp.seek(o as i64),
+        None if forward => lp.first(),
+        None => lp.last(),
+    };
+    while let Some(p) = at {
+        if !f(lp.get(p)) {
+            return false;
+        }
+        at = if forward { lp.next(p) } else { lp.prev(p) };
+    }
+    true
 }
 
 /// Two listpacks' elements in one (lpMerge's result).

@@ -24,11 +24,19 @@ pub(super) fn object_type(_: &List) -> u8 {
 pub(super) fn write(out: &mut Vec<u8>, l: &List, compress: bool) {
     write_len(out, l.node_count() as u64);
     for node in l.nodes() {
-        write_len(out, CONTAINER_PACKED);
+        let plain = matches!(node, NodeRef::Plain(_) | NodeRef::Lzf(_, _, true));
+        write_len(
+            out,
+            if plain {
+                CONTAINER_PLAIN
+            } else {
+                CONTAINER_PACKED
+            },
+        );
         match node {
-            NodeRef::Packed(bytes) => write_string(out, bytes, compress),
+            NodeRef::Packed(bytes) | NodeRef::Plain(bytes) => write_string(out, bytes, compress),
             // rdbSaveLzfBlob: the node's own compressed bytes.
-            NodeRef::Lzf(blob, sz) => {
+            NodeRef::Lzf(blob, sz, _) => {
                 out.push(LZF_BLOB);
                 write_len(out, blob.len() as u64);
                 write_len(out, sz as u64);
@@ -73,8 +81,7 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
                     return Err(RdbError::Corrupt);
                 }
                 if container == CONTAINER_PLAIN {
-                    // A plain node holds one element; Skein stores it in a packed node.
-                    list.append_node(single(&data));
+                    list.append_plain(data.into_owned().into_boxed_slice());
                     continue;
                 }
                 let lp = if t == TYPE_LIST_QUICKLIST_2 {
@@ -109,12 +116,6 @@ fn string_bytes(s: RdbString<'_>) -> Cow<'_, [u8]> {
         RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
         RdbString::Bytes(b) => b,
     }
-}
-
-fn single(v: &[u8]) -> Listpack {
-    let mut lp = Listpack::new();
-    lp.push_back(v);
-    lp
 }
 
 const ZL_HEADER: usize = 10;
@@ -188,4 +189,58 @@ fn ziplist_items(zl: &[u8]) -> Option<Vec<Item<'_>>> {
     let count_ok = count == u16::MAX || usize::from(count) == items.len();
     let tail_ok = tail == if items.is_empty() { ZL_HEADER } else { last };
     (count_ok && tail_ok).then_some(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rdb::{dump_payload, load_payload};
+    use rand::{Rng, SeedableRng};
+
+    /// A ziplist of "a", 7, "hello" as Redis 6.2 writes it.
+    const ZL: &[u8] = b"\x17\x00\x00\x00\x0f\x00\x00\x00\x03\x00\x00\x01a\x03\xf8\x02\x05hello\xff";
+
+    #[test]
+    fn reads_a_ziplist() {
+        let items: Vec<Vec<u8>> = ziplist_items(ZL)
+            .unwrap()
+            .iter()
+            .map(Item::to_vec)
+            .collect();
+        assert_eq!(items, vec![b"a".to_vec(), b"7".to_vec(), b"hello".to_vec()]);
+    }
+
+    #[test]
+    fn round_trips_and_survives_hostile_bytes() {
+        let mut l = List::with_options(3, 1);
+        for i in 0..50 {
+            l.push(
+                format!("value {i} value value value value").as_bytes(),
+                i % 2 == 0,
+            );
+        }
+        let v = Value::List(Box::new(l.clone()));
+        for compress in [false, true] {
+            let p = dump_payload(v.view(), compress);
+            match load_payload(&p) {
+                Ok(Value::List(got)) => assert_eq!(got.to_vecs(), l.to_vecs()),
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let good = dump_payload(v.view(), false);
+        for _ in 0..5000 {
+            let mut p = good.clone();
+            for _ in 0..rng.gen_range(1..4) {
+                let i = rng.gen_range(0..p.len());
+                p[i] = rng.gen();
+            }
+            let _ = load_payload(&p);
+            let mut z = ZL.to_vec();
+            let i = rng.gen_range(0..z.len());
+            z[i] = rng.gen();
+            z.truncate(rng.gen_range(0..=z.len()));
+            let _ = ziplist_items(&z);
+        }
+    }
 }

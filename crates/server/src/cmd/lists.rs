@@ -1,9 +1,11 @@
 //! List commands (Redis 7.0's t_list.c on the command seam; see [`super::coll`]). The
 //! blocking commands are built on [`pop_elements`] and [`move_element`].
 
-use super::args::{self, SYNTAX_ERR};
-use super::{coll, Ctx, Handler};
+use super::args::{self, SYNTAX_ERR, WRONGTYPE};
+use super::coll::{self, Coll};
+use super::{Ctx, Handler};
 use engine::coll::List;
+use engine::locked::Read;
 use engine::{Event, Locked};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
@@ -80,7 +82,7 @@ pub fn pop_elements(
         let mut out = Vec::with_capacity(n);
         if n > 0 {
             let start = if left { 0 } else { l.len() - 1 };
-            l.for_each_from(start, left, |it| {
+            l.visit(start, left, |it| {
                 out.push(it.to_vec());
                 out.len() < n
             });
@@ -97,7 +99,7 @@ pub fn pop_elements(
         keys.add_dirty(out.len() as u64 - 1);
     }
     if empty {
-        coll::delete_empty(keys, key);
+        delete_emptied(keys, key);
     }
     Ok(Some(out))
 }
@@ -115,14 +117,17 @@ pub fn move_element(
     from_left: bool,
     to_left: bool,
 ) -> Result<Option<Vec<u8>>, &'static str> {
-    if coll::peek::<List>(keys, src)?.is_none_or(|l| l.is_empty()) {
+    // lookupKeyWrite of both keys first (an expired one goes, as in Redis), then types.
+    let src_live = coll::modify::<List>(keys, src, Event::NONE)?
+        .is_some_and(|mut e| !coll::get_mut::<List>(&mut e).is_empty());
+    if !src_live {
         return Ok(None);
     }
     let same = src == dst;
     if !same {
-        coll::peek::<List>(keys, dst)?;
+        coll::modify::<List>(keys, dst, Event::NONE)?;
     }
-    // A new destination takes the options the server has now (read before any change).
+    // Pop from the source (pushing back onto it when it is also the destination).
     let (value, src_empty) = {
         let Some(mut e) = coll::modify::<List>(keys, src, Event::NONE)? else {
             return Ok(None);
@@ -153,12 +158,29 @@ pub fn move_element(
             coll::insert(keys, dst, l, Event::NONE);
         }
     }
-    keys.notify(dst, push_event(to_left));
+    // One change in the dirty counter, as Redis counts LMOVE.
+    keys.notify(dst, push_event(to_left).clean());
     keys.notify(src, pop_event(from_left));
     if src_empty {
-        coll::delete_empty(keys, src);
+        delete_emptied(keys, src);
     }
     Ok(Some(value))
+}
+
+/// The list at `key` for a read command (a read lookup: hits, misses, access time) that
+/// may still recompress nodes, as Redis's list iterators do when compression is on.
+fn read_mut<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<&'k mut List>, &'static str> {
+    let db = keys.db();
+    match keys.read_in(db, key, Read::NORMAL) {
+        None => Ok(None),
+        Some(e) => List::of_mut(e.value_mut()).map(Some).ok_or(WRONGTYPE),
+    }
+}
+
+/// Delete a list the command emptied, announcing `del` after the command's own event.
+/// Redis's list commands count their elements in the dirty counter, not the deletion.
+fn delete_emptied(keys: &mut Locked, key: &[u8]) {
+    keys.remove(key, Event::DEL.clean());
 }
 
 /// A new list with the list options last seen by a list command (see [`use_limits`]).
@@ -167,8 +189,8 @@ fn new_list_now() -> List {
 }
 
 /// `list-max-listpack-size` and `list-compress-depth` for lists that [`move_element`]
-/// creates (it has no server at hand): every list command stores the server's current
-/// values here first.
+/// creates (it has no server at hand): every list command that may create a list stores
+/// the server's current values here first.
 static LIST_OPTIONS: [AtomicI64; 2] = [AtomicI64::new(-2), AtomicI64::new(0)];
 
 /// Remember the server's current list options for [`move_element`]'s new destination
@@ -265,7 +287,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &[&[u8]], left: bool) {
     let key = argv[1];
     if count == Some(0) {
         // Redis's fast exit: the key is looked up (null / WRONGTYPE) but nothing popped.
-        match coll::peek::<List>(&mut ctx.keys, key) {
+        match coll::modify::<List>(&mut ctx.keys, key, Event::NONE) {
             Err(e) => ctx.out.error(e),
             Ok(None) => ctx.out.null_array(),
             Ok(Some(_)) => ctx.out.array(0),
@@ -377,7 +399,7 @@ fn llen(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn lindex(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.null(),
         Ok(Some(l)) => l,
@@ -386,7 +408,7 @@ fn lindex(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(i) => i,
         Err(e) => return ctx.out.error(e),
     };
-    match l.get(index) {
+    match l.get_visit(index) {
         Some(v) => ctx.out.bulk(&v),
         None => ctx.out.null(),
     }
@@ -414,7 +436,7 @@ fn lrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         (Err(e), _) | (_, Err(e)) => return ctx.out.error(e),
     };
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(l)) => l,
@@ -425,7 +447,7 @@ fn lrange(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut left = (end - start + 1) as usize;
     ctx.out.array(left);
     let out = &mut *ctx.out;
-    l.for_each_from(start as usize, true, |it| {
+    l.visit(start as usize, true, |it| {
         match it {
             engine::coll::listpack::Item::Int(n) => out.bulk_int(n),
             engine::coll::listpack::Item::Str(s) => out.bulk(s),
@@ -476,7 +498,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     if rank < 0 {
         rank = rank.wrapping_neg();
     }
-    let l = match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) if count != -1 => return ctx.out.array(0),
         Ok(None) => return ctx.out.null(),
@@ -489,7 +511,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut single: Option<i64> = None;
     if llen > 0 {
         let start = if forward { 0 } else { llen as usize - 1 };
-        l.for_each_from(start, forward, |it| {
+        l.visit(start, forward, |it| {
             if maxlen != 0 && index >= maxlen {
                 return false;
             }
@@ -592,7 +614,7 @@ fn lrem(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(removed as u64 - 1);
     }
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(&mut ctx.keys, key);
     }
     ctx.out.int(removed as i64);
 }
@@ -603,7 +625,9 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         (Err(e), _) | (_, Err(e)) => return ctx.out.error(e),
     };
-    let (trimmed, empty) = match coll::modify::<List>(&mut ctx.keys, key, Event::list("ltrim")) {
+    // Redis counts the removed elements (none: no change counted, ltrim still announced).
+    let ev = Event::list("ltrim").clean();
+    let (trimmed, empty) = match coll::modify::<List>(&mut ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.ok(),
         Ok(Some(mut e)) => {
@@ -621,11 +645,9 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
             (ltrim + rtrim, empty)
         }
     };
-    if trimmed > 1 {
-        ctx.keys.add_dirty(trimmed as u64 - 1);
-    }
+    ctx.keys.add_dirty(trimmed as u64);
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        delete_emptied(&mut ctx.keys, key);
     }
     ctx.out.ok();
 }
