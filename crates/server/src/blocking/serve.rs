@@ -69,12 +69,13 @@ fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
     if let Op::ListMove { dst, .. } = &w.op {
         lock_keys.push(dst);
     }
+    let limits = srv.config.hot.coll_limits();
     let mut keys = lock(srv, db, &lock_keys);
     let mut ops = Vec::new();
     let mut served = false;
     let mut key_left = true;
     let finished = w.finish_with(|| {
-        let reply = serve_locked(&mut keys, &w, key, &mut ops, &mut key_left)?;
+        let reply = serve_locked(&mut keys, &w, key, &limits, &mut ops, &mut key_left)?;
         served = true;
         Some(reply)
     });
@@ -114,12 +115,13 @@ fn finish_locked(srv: &Server, worker: usize, mut keys: Locked<'_>, ops: Vec<Pro
 }
 
 /// Serve `w` from `key` (its locks held): its reply, or None if there was nothing to
-/// take. Pushes the propagated form to `ops`; `key_left` tells whether `key` still
+/// take (a list BLMOVE creates takes `limits`). Pushes the propagated form to `ops`; `key_left` tells whether `key` still
 /// exists afterwards.
 fn serve_locked(
     keys: &mut Locked<'_>,
     w: &Waiter,
     key: &[u8],
+    limits: &engine::coll::Limits,
     ops: &mut Vec<PropOp>,
     key_left: &mut bool,
 ) -> Option<Vec<u8>> {
@@ -163,7 +165,7 @@ fn serve_locked(
                 out.error(crate::cmd::args::WRONGTYPE);
                 return Some(out.out);
             }
-            let elem = lists::move_element(keys, key, dst, *from_left, *to_left).ok()??;
+            let elem = lists::move_element(keys, key, dst, *from_left, *to_left, limits).ok()??;
             let side = |l: bool| -> &'static [u8] {
                 if l {
                     b"LEFT"

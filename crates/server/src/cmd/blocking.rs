@@ -181,7 +181,8 @@ fn list_move(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool, time
     };
     let (src, dst) = (argv[1], argv[2]);
     let rpoplpush = argv.len() == 4;
-    match lists::move_element(&mut ctx.keys, src, dst, from_left, to_left) {
+    let limits = ctx.srv.config.hot.coll_limits();
+    match lists::move_element(&mut ctx.keys, src, dst, from_left, to_left, &limits) {
         Err(e) => ctx.out.error(e),
         Ok(Some(elem)) => {
             ctx.out.bulk(&elem);

@@ -241,7 +241,8 @@ fn keys_from_specs(specs: &[KeySpec], argv: &[&[u8]]) -> Option<Vec<KeyRef>> {
                     .and_then(|a| engine::value::parse_strict_i64(a))
                     .filter(|n| *n >= 0)?;
                 first += firstkey;
-                (first + n - 1, *step)
+                // A count past the arguments (even near i64::MAX) is caught below.
+                (first.saturating_add(n - 1), *step)
             }
             FindKeys::Unknown => return None,
         };

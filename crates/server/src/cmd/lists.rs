@@ -7,7 +7,6 @@ use super::{Ctx, Handler};
 use engine::coll::List;
 use engine::locked::Read;
 use engine::{Event, Locked};
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("lpush", lpush),
@@ -99,7 +98,7 @@ pub fn pop_elements(
         keys.add_dirty(out.len() as u64 - 1);
     }
     if empty {
-        delete_emptied(keys, key);
+        coll::delete_empty(keys, key);
     }
     Ok(Some(out))
 }
@@ -109,13 +108,14 @@ pub fn pop_elements(
 /// existing `dst` is not a list. Records Redis 7.0's events in its order (lmoveHandlePush
 /// announces the push first): lpush/rpush on dst (`new` first when it is created), then
 /// lpop/rpop on src, then del if src was emptied. Returns the moved element. No reply, no
-/// propagation.
+/// propagation. A destination it creates takes its list options from `limits`.
 pub fn move_element(
     keys: &mut Locked,
     src: &[u8],
     dst: &[u8],
     from_left: bool,
     to_left: bool,
+    limits: &engine::coll::Limits,
 ) -> Result<Option<Vec<u8>>, &'static str> {
     // lookupKeyWrite of both keys first (an expired one goes, as in Redis), then types.
     let src_live = coll::modify::<List>(keys, src, Event::NONE)?
@@ -153,7 +153,7 @@ pub fn move_element(
             None => false,
         };
         if !pushed {
-            let mut l = new_list_now();
+            let mut l = List::from_limits(limits);
             l.push(&value, to_left);
             coll::insert(keys, dst, l, Event::NONE);
         }
@@ -162,7 +162,7 @@ pub fn move_element(
     keys.notify(dst, push_event(to_left).clean());
     keys.notify(src, pop_event(from_left));
     if src_empty {
-        delete_emptied(keys, src);
+        coll::delete_empty(keys, src);
     }
     Ok(Some(value))
 }
@@ -177,33 +177,9 @@ fn read_mut<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<&'k mut List>
     }
 }
 
-/// Delete a list the command emptied, announcing `del` after the command's own event.
-/// Redis's list commands count their elements in the dirty counter, not the deletion.
-fn delete_emptied(keys: &mut Locked, key: &[u8]) {
-    keys.remove(key, Event::DEL.clean());
-}
-
-/// A new list with the list options last seen by a list command (see [`use_limits`]).
-fn new_list_now() -> List {
-    List::with_options(LIST_OPTIONS[0].load(Relaxed), LIST_OPTIONS[1].load(Relaxed))
-}
-
-/// `list-max-listpack-size` and `list-compress-depth` for lists that [`move_element`]
-/// creates (it has no server at hand): every list command that may create a list stores
-/// the server's current values here first.
-static LIST_OPTIONS: [AtomicI64; 2] = [AtomicI64::new(-2), AtomicI64::new(0)];
-
-/// Remember the server's current list options for [`move_element`]'s new destination
-/// (a caller of `move_element` outside this module, such as BLMOVE, calls this first).
-pub fn use_limits(limits: &engine::coll::Limits) {
-    LIST_OPTIONS[0].store(limits.list_max_listpack_size, Relaxed);
-    LIST_OPTIONS[1].store(limits.list_compress_depth, Relaxed);
-}
-
+/// A new list with the server's current list options.
 fn new_list(ctx: &Ctx) -> List {
-    let limits = ctx.srv.config.hot.coll_limits();
-    use_limits(&limits);
-    List::from_limits(&limits)
+    List::from_limits(&ctx.srv.config.hot.coll_limits())
 }
 
 // ---------------------------------------------------------------- push
@@ -365,8 +341,8 @@ fn lmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
 // ---------------------------------------------------------------- move
 
 fn move_generic(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool) {
-    use_limits(&ctx.srv.config.hot.coll_limits());
-    match move_element(&mut ctx.keys, argv[1], argv[2], from_left, to_left) {
+    let limits = ctx.srv.config.hot.coll_limits();
+    match move_element(&mut ctx.keys, argv[1], argv[2], from_left, to_left, &limits) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.null(),
         Ok(Some(v)) => ctx.out.bulk(&v),
@@ -614,7 +590,7 @@ fn lrem(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(removed as u64 - 1);
     }
     if empty {
-        delete_emptied(&mut ctx.keys, key);
+        coll::delete_empty(&mut ctx.keys, key);
     }
     ctx.out.int(removed as i64);
 }
@@ -647,7 +623,7 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     ctx.keys.add_dirty(trimmed as u64);
     if empty {
-        delete_emptied(&mut ctx.keys, key);
+        coll::delete_empty(&mut ctx.keys, key);
     }
     ctx.out.ok();
 }

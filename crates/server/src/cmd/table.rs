@@ -507,10 +507,11 @@ fn make_def(
                 },
             flags,
             ..
-        }] if getkeys.is_none()
-            && (*lastkey >= 0 || *limit <= 1)
+        // One exact range names every key (a getkeys function, as SET's or BITFIELD's,
+        // then only refines the flags, which locking does not use).
+        }] if (*lastkey >= 0 || *limit <= 1)
             && *step > 0
-            && flags & (keyspec::KEY_NOT_KEY | keyspec::KEY_VARIABLE_FLAGS) == 0 =>
+            && flags & (keyspec::KEY_NOT_KEY | keyspec::KEY_INCOMPLETE) == 0 =>
         {
             let last = if *lastkey >= 0 {
                 pos + lastkey
@@ -585,6 +586,9 @@ mod tests {
         let table = CommandTable::load(1);
         let get = |n: &str| table.get(n.as_bytes()).expect(n);
         assert_eq!(get("get").simple_keys, Some((1, 1, 1)));
+        assert_eq!(get("set").simple_keys, Some((1, 1, 1)));
+        assert_eq!(get("sort").simple_keys, None);
+        assert_eq!(get("lmpop").simple_keys, None);
         assert_eq!(get("mset").simple_keys, Some((1, -1, 2)));
         assert_eq!(get("get").lock, LockRule::Keys);
         assert_eq!(get("ping").lock, LockRule::None);
