@@ -587,7 +587,7 @@ mod tests {
         let get = |n: &str| table.get(n.as_bytes()).expect(n);
         assert_eq!(get("get").simple_keys, Some((1, 1, 1)));
         assert_eq!(get("set").simple_keys, Some((1, 1, 1)));
-        assert_eq!(get("sort").simple_keys, None);
+        assert_eq!(get("zunionstore").simple_keys, None);
         assert_eq!(get("lmpop").simple_keys, None);
         assert_eq!(get("mset").simple_keys, Some((1, -1, 2)));
         assert_eq!(get("get").lock, LockRule::Keys);
