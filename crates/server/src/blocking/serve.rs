@@ -36,7 +36,16 @@ pub fn note_changes(srv: &Server, changes: &Changes) {
 }
 
 /// Serve the waiters of every key noted ready by this thread (call with no lock held).
+#[inline]
 pub fn serve_ready(srv: &Server, worker: usize) {
+    // Keys are only noted while someone is blocked; a key noted just before the last
+    // waiter left is served (as a no-op) by the next command that runs here.
+    if srv.blocking.active() {
+        serve_noted(srv, worker);
+    }
+}
+
+fn serve_noted(srv: &Server, worker: usize) {
     loop {
         let next = READY.with(|r| {
             let mut r = r.borrow_mut();
