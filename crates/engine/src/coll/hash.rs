@@ -12,7 +12,8 @@ const LISTPACK_MAX_SAFETY_SIZE: usize = 1 << 30;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Hash {
     Listpack(Listpack),
-    Table(HashTable),
+    /// Boxed: a key holding a small hash pays only for the listpack's size here.
+    Table(Box<HashTable>),
 }
 
 impl Default for Hash {
@@ -132,7 +133,7 @@ impl Hash {
     /// Convert a listpack to a table (Redis's hashTypeConvert to OBJ_ENCODING_HT).
     pub fn convert(&mut self) {
         if let Hash::Listpack(lp) = self {
-            *self = Hash::Table(HashTable::from_listpack(lp));
+            *self = Hash::Table(Box::new(HashTable::from_listpack(lp)));
         }
     }
 
@@ -237,6 +238,11 @@ mod tests {
             m.insert(k.to_vec(), v.to_vec());
         });
         m
+    }
+
+    #[test]
+    fn small_in_a_key() {
+        assert_eq!(std::mem::size_of::<Hash>(), 24);
     }
 
     #[test]

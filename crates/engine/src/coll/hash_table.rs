@@ -161,7 +161,13 @@ impl HashTable {
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
         let hash = hash_field(field);
         if let Some(i) = self.find(field, hash) {
-            self.slots[i].data = pack(field, value);
+            let data = &mut self.slots[i].data;
+            let start = data.len() - unpack(data).1.len();
+            if data.len() - start == value.len() {
+                data[start..].copy_from_slice(value);
+            } else {
+                *data = pack(field, value);
+            }
             return false;
         }
         self.insert_new(pack(field, value), hash);

@@ -175,5 +175,5 @@ fn read_pairs(r: &mut Reader<'_>, limits: &Limits) -> Result<Hash, RdbError> {
             return Err(RdbError::Corrupt);
         }
     }
-    Ok(Hash::Table(t))
+    Ok(Hash::Table(Box::new(t)))
 }
