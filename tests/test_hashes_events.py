@@ -1,0 +1,89 @@
+"""What hash commands announce, against redis-server 7.0.15: keyspace notifications (which
+events, in which order, `new` and `del` included) and the dirty counter
+(`rdb_changes_since_last_save`)."""
+
+from resp_client import RawConn, parse
+
+WORKLOAD = [
+    ["HSET", "a", "f", "1", "g", "2", "h", "3"],
+    ["HSET", "a", "f", "1"],
+    ["HDEL", "a", "f", "g", "h"],
+    ["HSET", "b", "x", "1"],
+    ["HSETNX", "b", "x", "2"],
+    ["HSETNX", "b", "y", "2"],
+    ["HSETNX", "nb", "y", "2"],
+    ["HDEL", "b", "nope"],
+    ["HDEL", "nokey", "f"],
+    ["HINCRBYFLOAT", "b", "x", "1.5"],
+    ["HINCRBYFLOAT", "b", "y", "abc"],
+    ["HSET", "b", "s", "str"],
+    ["HINCRBYFLOAT", "b", "s", "1"],
+    ["HINCRBY", "b", "s", "1"],
+    ["HMSET", "c", "a", "1", "b", "2"],
+    ["HDEL", "c", "a"],
+    ["HSET", "d", "a", "1"],
+    ["HDEL", "d", "a", "b"],
+    ["HINCRBY", "e", "a", "1"],
+    ["HINCRBY", "e", "a", "x"],
+    ["HINCRBY", "e", "a", "9223372036854775807"],
+    ["HGET", "e", "a"],
+    ["HGETALL", "e"],
+    ["HRANDFIELD", "e", "-2"],
+    ["HSCAN", "e", "0"],
+    ["SET", "s", "v"],
+    ["HSET", "s", "f", "v"],
+]
+
+
+def dirty(conn):
+    info = parse(conn.call("INFO", "persistence")).decode()
+    line = [x for x in info.split("\r\n") if x.startswith("rdb_changes_since_last_save:")]
+    return int(line[0].split(":")[1])
+
+
+def test_dirty_counter_counts_like_redis(redis_server, skein_server):
+    for port in (redis_server.port, skein_server.port):
+        RawConn(port).call("FLUSHALL")
+    ref, sk = RawConn(redis_server.port), RawConn(skein_server.port)
+    try:
+        for cmd in WORKLOAD:
+            before = (dirty(ref), dirty(sk))
+            a, b = ref.call(*cmd), sk.call(*cmd)
+            assert a == b, (cmd, a, b)
+            assert dirty(ref) - before[0] == dirty(sk) - before[1], cmd
+    finally:
+        ref.call("FLUSHALL")
+        sk.call("FLUSHALL")
+        ref.close()
+        sk.close()
+
+
+def notifications(port):
+    """The keyspace events of WORKLOAD on one server, as (channel, message) pairs."""
+    conn = RawConn(port)
+    conn.call("FLUSHALL")
+    assert conn.call("CONFIG", "SET", "notify-keyspace-events", "KEAn") == b"+OK\r\n"
+    sub = RawConn(port)
+    sub.call("PSUBSCRIBE", "__key*__:*")
+    try:
+        for cmd in WORKLOAD:
+            conn.call(*cmd)
+        conn.call("PUBLISH", "__keyspace@0__:end", "end")
+        out = []
+        while True:
+            msg = parse(sub.read_reply())
+            out.append((msg[2], msg[3]))
+            if msg[3] == b"end":
+                return out
+    finally:
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+        conn.call("FLUSHALL")
+        conn.close()
+        sub.close()
+
+
+def test_notifications_like_redis(redis_server, skein_server):
+    a = notifications(redis_server.port)
+    b = notifications(skein_server.port)
+    assert a == b
+    assert len(a) > 20
