@@ -1,6 +1,6 @@
 """What hash commands announce, against redis-server 7.0.15: keyspace notifications (which
 events, in which order, `new` and `del` included) and the dirty counter
-(`rdb_changes_since_last_save`)."""
+(`rdb_changes_since_last_save`) and keyspace hits and misses."""
 
 from resp_client import RawConn, parse
 
@@ -28,6 +28,14 @@ WORKLOAD = [
     ["HINCRBY", "e", "a", "9223372036854775807"],
     ["HGET", "e", "a"],
     ["HGETALL", "e"],
+    ["HMGET", "nokey", "a"],
+    ["HGET", "nokey", "a"],
+    ["HLEN", "nokey"],
+    ["HSCAN", "nokey", "0"],
+    ["HRANDFIELD", "nokey", "3"],
+    ["HEXISTS", "e", "a"],
+    ["HSTRLEN", "e", "a"],
+    ["HKEYS", "e"],
     ["HRANDFIELD", "e", "-2"],
     ["HSCAN", "e", "0"],
     ["SET", "s", "v"],
@@ -35,22 +43,28 @@ WORKLOAD = [
 ]
 
 
-def dirty(conn):
-    info = parse(conn.call("INFO", "persistence")).decode()
-    line = [x for x in info.split("\r\n") if x.startswith("rdb_changes_since_last_save:")]
-    return int(line[0].split(":")[1])
+COUNTERS = ("rdb_changes_since_last_save", "keyspace_hits", "keyspace_misses")
 
 
-def test_dirty_counter_counts_like_redis(redis_server, skein_server):
+def counters(conn):
+    """The dirty counter and the keyspace hit/miss counts."""
+    info = parse(conn.call("INFO", "all")).decode()
+    fields = dict(x.split(":", 1) for x in info.split("\r\n") if ":" in x)
+    return [int(fields[name]) for name in COUNTERS]
+
+
+def test_counters_count_like_redis(redis_server, skein_server):
     for port in (redis_server.port, skein_server.port):
         RawConn(port).call("FLUSHALL")
     ref, sk = RawConn(redis_server.port), RawConn(skein_server.port)
     try:
         for cmd in WORKLOAD:
-            before = (dirty(ref), dirty(sk))
+            before = (counters(ref), counters(sk))
             a, b = ref.call(*cmd), sk.call(*cmd)
             assert a == b, (cmd, a, b)
-            assert dirty(ref) - before[0] == dirty(sk) - before[1], cmd
+            after = (counters(ref), counters(sk))
+            delta = [[x - y for x, y in zip(after[i], before[i])] for i in (0, 1)]
+            assert delta[0] == delta[1], (cmd, COUNTERS, delta)
     finally:
         ref.call("FLUSHALL")
         sk.call("FLUSHALL")
