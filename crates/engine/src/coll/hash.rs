@@ -218,19 +218,23 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// Redis's default limits but for the hash thresholds (tests).
+#[cfg(test)]
+pub(crate) fn test_limits(entries: u64, value: u64) -> Limits {
+    Limits {
+        hash_max_listpack_entries: entries,
+        hash_max_listpack_value: value,
+        ..Limits::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    fn limits(entries: u64, value: u64) -> Limits {
-        Limits {
-            hash_max_listpack_entries: entries,
-            hash_max_listpack_value: value,
-            ..Limits::default()
-        }
-    }
+    use super::test_limits as limits;
 
     fn contents(h: &Hash) -> BTreeMap<Vec<u8>, Vec<u8>> {
         let mut m = BTreeMap::new();
