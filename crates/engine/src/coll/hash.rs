@@ -137,20 +137,6 @@ impl Hash {
         }
     }
 
-    /// Convert if the listpack holds more fields than allowed or a field or value longer
-    /// than allowed (after loading a payload, as Redis's RDB loader does).
-    pub fn convert_if_over(&mut self, limits: &Limits) {
-        if let Hash::Listpack(lp) = self {
-            let over = (lp.len() / 2) as u64 > limits.hash_max_listpack_entries
-                || lp
-                    .iter()
-                    .any(|i| i.byte_len() as u64 > limits.hash_max_listpack_value);
-            if over {
-                self.convert();
-            }
-        }
-    }
-
     /// Every (field, value) in the encoding's order.
     pub fn iter(&self) -> Pairs<'_> {
         match self {

@@ -207,12 +207,12 @@ impl HashTable {
         t
     }
 
-    /// The pairs of a listpack of field/value pairs.
+    /// The pairs of a listpack of field/value pairs (its fields distinct).
     pub fn from_listpack(lp: &super::listpack::Listpack) -> HashTable {
         let mut t = HashTable::with_capacity(lp.len() / 2);
         let mut it = lp.iter();
         while let (Some(f), Some(v)) = (it.next(), it.next()) {
-            t.insert(&f.to_vec(), &v.to_vec());
+            t.insert_unique(&f.to_vec(), &v.to_vec());
         }
         t
     }
@@ -223,11 +223,6 @@ impl HashTable {
 
     pub fn is_empty(&self) -> bool {
         self.slots.len == 0
-    }
-
-    /// Number of buckets new fields go into (a power of two).
-    pub fn buckets(&self) -> usize {
-        self.buckets.len()
     }
 
     pub fn is_rehashing(&self) -> bool {
