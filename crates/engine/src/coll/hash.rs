@@ -12,7 +12,8 @@ const LISTPACK_MAX_SAFETY_SIZE: usize = 1 << 30;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Hash {
     Listpack(Listpack),
-    Table(HashTable),
+    /// Boxed: a key holding a small hash pays only for the listpack's size here.
+    Table(Box<HashTable>),
 }
 
 impl Default for Hash {
@@ -132,21 +133,7 @@ impl Hash {
     /// Convert a listpack to a table (Redis's hashTypeConvert to OBJ_ENCODING_HT).
     pub fn convert(&mut self) {
         if let Hash::Listpack(lp) = self {
-            *self = Hash::Table(HashTable::from_listpack(lp));
-        }
-    }
-
-    /// Convert if the listpack holds more fields than allowed or a field or value longer
-    /// than allowed (after loading a payload, as Redis's RDB loader does).
-    pub fn convert_if_over(&mut self, limits: &Limits) {
-        if let Hash::Listpack(lp) = self {
-            let over = (lp.len() / 2) as u64 > limits.hash_max_listpack_entries
-                || lp
-                    .iter()
-                    .any(|i| i.byte_len() as u64 > limits.hash_max_listpack_value);
-            if over {
-                self.convert();
-            }
+            *self = Hash::Table(Box::new(HashTable::from_listpack(lp)));
         }
     }
 
@@ -217,19 +204,23 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// Redis's default limits but for the hash thresholds (tests).
+#[cfg(test)]
+pub(crate) fn test_limits(entries: u64, value: u64) -> Limits {
+    Limits {
+        hash_max_listpack_entries: entries,
+        hash_max_listpack_value: value,
+        ..Limits::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    fn limits(entries: u64, value: u64) -> Limits {
-        Limits {
-            hash_max_listpack_entries: entries,
-            hash_max_listpack_value: value,
-            ..Limits::default()
-        }
-    }
+    use super::test_limits as limits;
 
     fn contents(h: &Hash) -> BTreeMap<Vec<u8>, Vec<u8>> {
         let mut m = BTreeMap::new();
@@ -237,6 +228,11 @@ mod tests {
             m.insert(k.to_vec(), v.to_vec());
         });
         m
+    }
+
+    #[test]
+    fn small_in_a_key() {
+        assert_eq!(std::mem::size_of::<Hash>(), 24);
     }
 
     #[test]

@@ -9,7 +9,17 @@
 
 use std::hash::BuildHasher;
 
-const NIL: u32 = u32::MAX;
+/// A link (a bucket head or a slot's `next`): slot index + 1, so that the empty link is 0
+/// and a new bucket array is zeroed memory (no pass over it to fill).
+const NIL: u32 = 0;
+
+fn link(slot: usize) -> u32 {
+    slot as u32 + 1
+}
+
+fn slot_of(link: u32) -> usize {
+    link as usize - 1
+}
 const MIN_BUCKETS: usize = 4;
 
 fn hash_field(field: &[u8]) -> u32 {
@@ -60,11 +70,80 @@ struct Slot {
     next: u32,
 }
 
+/// Slots per chunk of [`Slots`].
+const CHUNK: usize = 1024;
+
+/// The dense slot array, in chunks of [`CHUNK`] slots: growing never copies the slots
+/// already there (no pause, no doubling slack beyond one chunk).
+#[derive(Clone, Default)]
+struct Slots {
+    chunks: Vec<Vec<Slot>>,
+    len: usize,
+}
+
+impl Slots {
+    fn get(&self, i: usize) -> &Slot {
+        &self.chunks[i / CHUNK][i % CHUNK]
+    }
+
+    fn get_mut(&mut self, i: usize) -> &mut Slot {
+        &mut self.chunks[i / CHUNK][i % CHUNK]
+    }
+
+    fn push(&mut self, s: Slot) {
+        if self.len.is_multiple_of(CHUNK) && self.chunks.len() == self.len / CHUNK {
+            // The first chunk grows as a vector does (small tables stay small).
+            let cap = if self.len == 0 { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        self.chunks[self.len / CHUNK].push(s);
+        self.len += 1;
+    }
+
+    /// Remove slot `i`, the last slot taking its place.
+    fn swap_remove(&mut self, i: usize) -> Slot {
+        let single = self.chunks.len() == 1;
+        let c = self.chunks.last_mut().expect("not empty");
+        let last = c.pop().expect("chunks are never left empty");
+        if c.is_empty() {
+            self.chunks.pop();
+        } else if single && c.len() * 4 < c.capacity() && c.capacity() > 8 {
+            c.shrink_to(c.len() * 2);
+        }
+        self.len -= 1;
+        if i == self.len {
+            last
+        } else {
+            std::mem::replace(self.get_mut(i), last)
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Slot> {
+        self.chunks.iter().flatten()
+    }
+
+    fn capacity(&self) -> usize {
+        self.chunks.iter().map(Vec::capacity).sum()
+    }
+}
+
+/// Buckets moved per write while rehashing, and empty buckets looked at (as Redis's
+/// dictRehash(d, 1) with its `empty_visits`, times four: a rehash always ends before
+/// the table needs the next one).
+const REHASH_BUCKETS: usize = 4;
+const REHASH_EMPTY_VISITS: usize = 40;
+
 #[derive(Clone)]
 pub struct HashTable {
-    /// Head slot index of each bucket (NIL = empty); the length is a power of two.
+    /// Head link of each bucket (NIL = empty); the length is a power of two. New
+    /// fields go here.
     buckets: Vec<u32>,
-    slots: Vec<Slot>,
+    /// While rehashing: the previous buckets, moved into `buckets` a few per write (as
+    /// Redis's dict does, so a resize of a big table is no pause); empty otherwise.
+    old: Vec<u32>,
+    /// Old buckets before this one have been moved.
+    moved: usize,
+    slots: Slots,
 }
 
 impl Default for HashTable {
@@ -93,64 +172,86 @@ impl PartialEq for HashTable {
     }
 }
 
+/// In the chain starting at `heads[b]`, make the link that points at `from` point at
+/// `to`; false if `from` is not in that chain.
+fn relink_chain(heads: &mut [u32], slots: &mut Slots, b: usize, from: u32, to: u32) -> bool {
+    if heads[b] == from {
+        heads[b] = to;
+        return true;
+    }
+    let mut at = heads[b];
+    while at != NIL {
+        let s = slots.get_mut(slot_of(at));
+        if s.next == from {
+            s.next = to;
+            return true;
+        }
+        at = s.next;
+    }
+    false
+}
+
 impl HashTable {
     pub fn new() -> HashTable {
         HashTable {
             buckets: vec![NIL; MIN_BUCKETS],
-            slots: Vec::new(),
+            old: Vec::new(),
+            moved: 0,
+            slots: Slots::default(),
         }
     }
 
     pub fn with_capacity(n: usize) -> HashTable {
         let mut t = HashTable::new();
-        t.slots.reserve_exact(n);
-        t.rehash(n.next_power_of_two().max(MIN_BUCKETS));
+        t.buckets = vec![NIL; n.next_power_of_two().max(MIN_BUCKETS)];
         t
     }
 
-    /// The pairs of a listpack of field/value pairs.
+    /// The pairs of a listpack of field/value pairs (its fields distinct).
     pub fn from_listpack(lp: &super::listpack::Listpack) -> HashTable {
         let mut t = HashTable::with_capacity(lp.len() / 2);
         let mut it = lp.iter();
         while let (Some(f), Some(v)) = (it.next(), it.next()) {
-            t.insert(&f.to_vec(), &v.to_vec());
+            t.insert_unique(&f.to_vec(), &v.to_vec());
         }
         t
     }
 
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.slots.len == 0
     }
 
-    /// Number of buckets (a power of two).
-    pub fn buckets(&self) -> usize {
-        self.buckets.len()
+    pub fn is_rehashing(&self) -> bool {
+        !self.old.is_empty()
     }
 
-    fn mask(&self) -> usize {
-        self.buckets.len() - 1
-    }
-
-    /// Slot index of `field`, if present.
+    /// Slot index of `field`, if present (in the old buckets or the new).
     fn find(&self, field: &[u8], hash: u32) -> Option<usize> {
-        let mut at = self.buckets[hash as usize & self.mask()];
-        while at != NIL {
-            let s = &self.slots[at as usize];
-            if s.hash == hash && unpack(&s.data).0 == field {
-                return Some(at as usize);
+        let new = self.buckets[hash as usize & (self.buckets.len() - 1)];
+        let old = match self.old.len() {
+            0 => NIL,
+            n => self.old[hash as usize & (n - 1)],
+        };
+        for head in [old, new] {
+            let mut at = head;
+            while at != NIL {
+                let s = self.slots.get(slot_of(at));
+                if s.hash == hash && unpack(&s.data).0 == field {
+                    return Some(slot_of(at));
+                }
+                at = s.next;
             }
-            at = s.next;
         }
         None
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         self.find(field, hash_field(field))
-            .map(|i| unpack(&self.slots[i].data).1)
+            .map(|i| unpack(&self.slots.get(i).data).1)
     }
 
     pub fn contains(&self, field: &[u8]) -> bool {
@@ -161,7 +262,13 @@ impl HashTable {
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
         let hash = hash_field(field);
         if let Some(i) = self.find(field, hash) {
-            self.slots[i].data = pack(field, value);
+            let data = &mut self.slots.get_mut(i).data;
+            let start = data.len() - unpack(data).1.len();
+            if data.len() - start == value.len() {
+                data[start..].copy_from_slice(value);
+            } else {
+                *data = pack(field, value);
+            }
             return false;
         }
         self.insert_new(pack(field, value), hash);
@@ -174,18 +281,19 @@ impl HashTable {
     }
 
     fn insert_new(&mut self, data: Box<[u8]>, hash: u32) {
-        let idx = self.slots.len();
-        assert!(idx < NIL as usize, "hash table full");
+        let idx = self.slots.len;
+        assert!(idx < u32::MAX as usize - 1, "hash table full");
+        self.rehash_step();
         if idx >= self.buckets.len() {
-            self.rehash(self.buckets.len() * 2);
+            self.start_rehash(self.buckets.len() * 2);
         }
-        let b = hash as usize & self.mask();
+        let b = hash as usize & (self.buckets.len() - 1);
         self.slots.push(Slot {
             data,
             hash,
             next: self.buckets[b],
         });
-        self.buckets[b] = idx as u32;
+        self.buckets[b] = link(idx);
     }
 
     /// Remove `field`; true if it was there.
@@ -194,58 +302,79 @@ impl HashTable {
         let Some(i) = self.find(field, hash) else {
             return false;
         };
-        self.unlink(i);
-        let last = self.slots.len() - 1;
+        let next = self.slots.get(i).next;
+        self.relink(hash, link(i), next);
+        let last = self.slots.len - 1;
         if i != last {
             // The last slot moves into `i`: repoint the link that named it.
-            let h = self.slots[last].hash as usize & self.mask();
-            self.relink(h, last as u32, i as u32);
+            let h = self.slots.get(last).hash;
+            self.relink(h, link(last), link(i));
         }
         self.slots.swap_remove(i);
-        if self.slots.capacity() > 64 && self.slots.len() * 4 < self.slots.capacity() {
-            self.slots.shrink_to(self.slots.len() * 2);
-        }
-        if self.buckets.len() > MIN_BUCKETS && self.slots.len() * 8 < self.buckets.len() {
-            let n = (self.slots.len() * 2).next_power_of_two().max(MIN_BUCKETS);
-            self.rehash(n);
+        self.rehash_step();
+        let n = self.slots.len;
+        if self.buckets.len() > MIN_BUCKETS && n * 8 < self.buckets.len() {
+            self.start_rehash((n * 2).next_power_of_two().max(MIN_BUCKETS));
         }
         true
     }
 
-    /// Take slot `i` out of its chain.
-    fn unlink(&mut self, i: usize) {
-        let b = self.slots[i].hash as usize & self.mask();
-        let next = self.slots[i].next;
-        self.relink(b, i as u32, next);
-    }
-
-    /// In bucket `b`'s chain, make the link that points at `from` point at `to`.
-    fn relink(&mut self, b: usize, from: u32, to: u32) {
-        if self.buckets[b] == from {
-            self.buckets[b] = to;
-            return;
-        }
-        let mut at = self.buckets[b];
-        while at != NIL {
-            let s = &mut self.slots[at as usize];
-            if s.next == from {
-                s.next = to;
+    /// Make the link to slot `from` (of hash `hash`) point at `to`, in whichever table
+    /// holds it.
+    fn relink(&mut self, hash: u32, from: u32, to: u32) {
+        if !self.old.is_empty() {
+            let b = hash as usize & (self.old.len() - 1);
+            if relink_chain(&mut self.old, &mut self.slots, b, from, to) {
                 return;
             }
-            at = s.next;
         }
-        unreachable!("slot not in its bucket's chain");
+        let b = hash as usize & (self.buckets.len() - 1);
+        let found = relink_chain(&mut self.buckets, &mut self.slots, b, from, to);
+        assert!(found, "slot not in its bucket's chain");
     }
 
-    fn rehash(&mut self, n: usize) {
-        self.buckets.clear();
-        self.buckets.resize(n, NIL);
-        self.buckets.shrink_to_fit();
-        let mask = n - 1;
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            let b = s.hash as usize & mask;
-            s.next = self.buckets[b];
-            self.buckets[b] = i as u32;
+    /// Begin moving every field to `n` buckets (finishing a rehash under way first).
+    fn start_rehash(&mut self, n: usize) {
+        while self.is_rehashing() {
+            self.rehash_step();
+        }
+        if n == self.buckets.len() {
+            return;
+        }
+        self.old = std::mem::replace(&mut self.buckets, vec![NIL; n]);
+        self.moved = 0;
+    }
+
+    /// Move a few old buckets into the new ones.
+    fn rehash_step(&mut self) {
+        if self.old.is_empty() {
+            return;
+        }
+        let mask = self.buckets.len() - 1;
+        let (mut done, mut empty) = (0, 0);
+        while done < REHASH_BUCKETS && self.moved < self.old.len() {
+            let mut at = std::mem::replace(&mut self.old[self.moved], NIL);
+            self.moved += 1;
+            if at == NIL {
+                empty += 1;
+                if empty >= REHASH_EMPTY_VISITS {
+                    break;
+                }
+                continue;
+            }
+            while at != NIL {
+                let s = self.slots.get_mut(slot_of(at));
+                let next = s.next;
+                let b = s.hash as usize & mask;
+                s.next = self.buckets[b];
+                self.buckets[b] = at;
+                at = next;
+            }
+            done += 1;
+        }
+        if self.moved == self.old.len() {
+            self.old = Vec::new();
+            self.moved = 0;
         }
     }
 
@@ -257,31 +386,52 @@ impl HashTable {
     /// The (field, value) at slot `i` (`i < len`): slots are dense, so a uniformly random
     /// index is a uniformly random field.
     pub fn at(&self, i: usize) -> (&[u8], &[u8]) {
-        unpack(&self.slots[i].data)
+        unpack(&self.slots.get(i).data)
     }
 
-    /// One step of a reverse-binary cursor scan (Redis's dictScan): visits every field of
-    /// the bucket `cursor` designates (and, the table being as it is, nothing else), and
-    /// returns the next cursor (0 when the walk is done).
-    pub fn scan_bucket(&self, cursor: u64, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
-        let mask = self.mask() as u64;
-        let mut at = self.buckets[(cursor & mask) as usize];
+    fn visit_chain(&self, mut at: u32, visit: &mut impl FnMut(&[u8], &[u8])) {
         while at != NIL {
-            let s = &self.slots[at as usize];
+            let s = self.slots.get(slot_of(at));
             let (f, v) = unpack(&s.data);
             visit(f, v);
             at = s.next;
         }
-        // Increment the reversed cursor over the bits of the mask.
-        let mut v = cursor | !mask;
-        v = v.reverse_bits();
-        v = v.wrapping_add(1);
-        v.reverse_bits()
+    }
+
+    /// One step of a reverse-binary cursor scan (Redis's dictScan): visits every field in
+    /// the bucket `cursor` designates (while rehashing: in the smaller table's bucket and
+    /// in every bucket of the larger table that it expands to), and returns the next
+    /// cursor (0 when the walk is done).
+    pub fn scan_bucket(&self, cursor: u64, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
+        let rev_incr =
+            |v: u64, mask: u64| (v | !mask).reverse_bits().wrapping_add(1).reverse_bits();
+        if self.old.is_empty() {
+            let m0 = (self.buckets.len() - 1) as u64;
+            self.visit_chain(self.buckets[(cursor & m0) as usize], &mut visit);
+            return rev_incr(cursor, m0);
+        }
+        let (small, large) = if self.old.len() < self.buckets.len() {
+            (&self.old, &self.buckets)
+        } else {
+            (&self.buckets, &self.old)
+        };
+        let m0 = (small.len() - 1) as u64;
+        let m1 = (large.len() - 1) as u64;
+        let mut v = cursor;
+        self.visit_chain(small[(v & m0) as usize], &mut visit);
+        loop {
+            self.visit_chain(large[(v & m1) as usize], &mut visit);
+            v = rev_incr(v, m1);
+            if v & (m0 ^ m1) == 0 {
+                break;
+            }
+        }
+        v
     }
 
     /// Bytes held (the allocations' sizes, approximately).
     pub fn allocated(&self) -> usize {
-        self.buckets.capacity() * 4
+        (self.buckets.capacity() + self.old.capacity()) * 4
             + self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.slots.iter().map(|s| s.data.len()).sum::<usize>()
     }
@@ -362,5 +512,85 @@ mod tests {
         for i in 0..500 {
             assert!(seen.contains(format!("k{i}").as_bytes()), "k{i} missed");
         }
+    }
+
+    #[test]
+    fn scan_guarantee_while_rehashing() {
+        let mut rehashing_seen = 0;
+        for seed in 1..30u64 {
+            let mut rng = seed;
+            let mut next = move || {
+                rng = rng
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                rng >> 33
+            };
+            let mut t = HashTable::new();
+            let stable = 50 + (seed as usize * 37) % 400;
+            for i in 0..stable {
+                t.insert(format!("s{i}").as_bytes(), b"v");
+            }
+            let mut extra = 0usize;
+            let mut seen = BTreeSet::new();
+            let mut cursor = 0;
+            loop {
+                cursor = t.scan_bucket(cursor, |f, _| {
+                    seen.insert(f.to_vec());
+                });
+                rehashing_seen += t.is_rehashing() as usize;
+                match next() % 4 {
+                    0 if extra < 3000 => {
+                        for _ in 0..next() % 300 {
+                            t.insert(format!("e{extra}").as_bytes(), b"x");
+                            extra += 1;
+                        }
+                    }
+                    1 => {
+                        for _ in 0..next() % 300 {
+                            if extra == 0 {
+                                break;
+                            }
+                            extra -= 1;
+                            assert!(t.remove(format!("e{extra}").as_bytes()));
+                        }
+                    }
+                    _ => {}
+                }
+                if cursor == 0 {
+                    break;
+                }
+            }
+            for i in 0..stable {
+                assert!(
+                    seen.contains(format!("s{i}").as_bytes()),
+                    "seed {seed}: s{i}"
+                );
+                assert_eq!(t.get(format!("s{i}").as_bytes()), Some(&b"v"[..]));
+            }
+            assert_eq!(t.len(), stable + extra);
+        }
+        assert!(rehashing_seen > 100);
+    }
+
+    #[test]
+    fn chunked_slots_cross_chunks() {
+        let mut t = HashTable::new();
+        let n = CHUNK * 3 + 17;
+        for i in 0..n {
+            t.insert(format!("k{i}").as_bytes(), format!("{i}").as_bytes());
+        }
+        for i in (0..n).step_by(3) {
+            assert!(t.remove(format!("k{i}").as_bytes()));
+        }
+        for i in 0..n {
+            let want = (i % 3 != 0).then(|| format!("{i}").into_bytes());
+            assert_eq!(t.get(format!("k{i}").as_bytes()).map(|v| v.to_vec()), want);
+        }
+        assert_eq!(t.iter().count(), t.len());
+        for i in 0..n {
+            t.remove(format!("k{i}").as_bytes());
+        }
+        assert!(t.is_empty());
+        assert!(t.slots.chunks.is_empty());
     }
 }

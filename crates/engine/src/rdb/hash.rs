@@ -175,5 +175,91 @@ fn read_pairs(r: &mut Reader<'_>, limits: &Limits) -> Result<Hash, RdbError> {
             return Err(RdbError::Corrupt);
         }
     }
-    Ok(Hash::Table(t))
+    Ok(Hash::Table(Box::new(t)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{dump_payload, load_payload_with};
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    use crate::coll::hash::test_limits as limits;
+
+    fn hash_of(pairs: &[(&[u8], &[u8])], l: &Limits) -> Hash {
+        let mut h = Hash::new();
+        for (f, v) in pairs {
+            h.set(f, v, l);
+        }
+        h
+    }
+
+    #[test]
+    fn round_trips_and_converts_on_load() {
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..20)
+            .map(|i| {
+                (
+                    format!("f{i}").into_bytes(),
+                    format!("{}", i * 1000).into_bytes(),
+                )
+            })
+            .collect();
+        let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+        for (build, load, want) in [
+            (limits(512, 64), limits(512, 64), "listpack"),
+            (limits(512, 64), limits(10, 64), "hashtable"),
+            (limits(5, 64), limits(512, 64), "listpack"),
+            (limits(5, 64), limits(10, 64), "hashtable"),
+        ] {
+            let h = hash_of(&refs, &build);
+            let p = dump_payload(Value::Hash(Box::new(h.clone())).view(), true);
+            let Value::Hash(back) = load_payload_with(&p, load).unwrap() else {
+                panic!("not a hash")
+            };
+            assert_eq!(back.encoding(), want);
+            let mut a: Vec<_> = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+            let mut b: Vec<_> = back.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+            a.sort();
+            b.sort();
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn hostile_hash_payloads_never_panic() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let l = limits(512, 64);
+        let small = hash_of(&[(b"a", b"1"), (b"bb", b"-300"), (b"c", b"hello")], &l);
+        let big = hash_of(&[(b"a", b"1"), (b"long", &[b'x'; 70])], &l);
+        // A ziplist and a zipmap payload, as older Redis versions wrote them.
+        let zl = [
+            13u8, 24, 24, 0, 0, 0, 19, 0, 0, 0, 4, 0, 0, 1, b'a', 3, 0xf2, 2, 2, b'b', b'b', 4,
+            0xc0, 0xd4, 0xfe, 0xff, 10, 0,
+        ];
+        let zm = [9u8, 7, 1, 1, b'f', 1, 0, b'v', 0xff, 10, 0];
+        let mut goods = vec![
+            dump_payload(Value::Hash(Box::new(small)).view(), false),
+            dump_payload(Value::Hash(Box::new(big)).view(), false),
+        ];
+        goods.push(zl.to_vec());
+        goods.push(zm.to_vec());
+        assert!(load_payload_with(&zl, l).is_ok());
+        assert!(load_payload_with(&zm, l).is_ok());
+        for good in &goods {
+            for _ in 0..5000 {
+                let mut p = good.clone();
+                for _ in 0..rng.gen_range(1..4) {
+                    let i = rng.gen_range(0..p.len());
+                    p[i] = rng.gen();
+                }
+                p.truncate(rng.gen_range(0..=p.len()));
+                for lim in [l, limits(1, 1), limits(0, 0)] {
+                    if let Ok(Value::Hash(h)) = load_payload_with(&p, lim) {
+                        assert!(!h.is_empty());
+                        assert_eq!(h.iter().count(), h.len());
+                    }
+                }
+            }
+        }
+    }
 }
