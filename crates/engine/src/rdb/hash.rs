@@ -213,7 +213,7 @@ mod tests {
         ] {
             let h = hash_of(&refs, &build);
             let p = dump_payload(Value::Hash(Box::new(h.clone())).view(), true);
-            let Value::Hash(back) = load_payload_with(&p, load).unwrap() else {
+            let Value::Hash(back) = load_payload_with(&p, &load).unwrap() else {
                 panic!("not a hash")
             };
             assert_eq!(back.encoding(), want);
@@ -243,8 +243,8 @@ mod tests {
         ];
         goods.push(zl.to_vec());
         goods.push(zm.to_vec());
-        assert!(load_payload_with(&zl, l).is_ok());
-        assert!(load_payload_with(&zm, l).is_ok());
+        assert!(load_payload_with(&zl, &l).is_ok());
+        assert!(load_payload_with(&zm, &l).is_ok());
         for good in &goods {
             for _ in 0..5000 {
                 let mut p = good.clone();
@@ -254,7 +254,7 @@ mod tests {
                 }
                 p.truncate(rng.gen_range(0..=p.len()));
                 for lim in [l, limits(1, 1), limits(0, 0)] {
-                    if let Ok(Value::Hash(h)) = load_payload_with(&p, lim) {
+                    if let Ok(Value::Hash(h)) = load_payload_with(&p, &lim) {
                         assert!(!h.is_empty());
                         assert_eq!(h.iter().count(), h.len());
                     }

@@ -167,9 +167,7 @@ fn hdel(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(deleted as u64 - 1);
     }
     if emptied {
-        // coll::delete_empty's `del`, but not counted in the dirty counter: Redis counts
-        // only the fields deleted (`server.dirty += deleted`).
-        ctx.keys.remove(key, Event::DEL.clean());
+        coll::delete_empty(&mut ctx.keys, key);
     }
     ctx.out.int(deleted);
 }

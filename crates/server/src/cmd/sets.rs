@@ -59,12 +59,6 @@ fn reply_set(out: &mut ReplyBuf, s: &Set) {
     }
 }
 
-/// Delete a key whose set the command emptied: `del` announced after the command's own
-/// event, not counted again in the dirty counter (Redis counts the removals only).
-fn delete_emptied(ctx: &mut Ctx, key: &[u8]) {
-    ctx.keys.remove(key, Event::DEL.clean());
-}
-
 fn sadd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
     let lim = limits(ctx);
@@ -117,7 +111,7 @@ fn srem(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        delete_emptied(ctx, key);
+        coll::delete_empty(&mut ctx.keys, key);
     }
     if removed > 1 {
         ctx.keys.add_dirty(removed - 1);
@@ -267,7 +261,7 @@ fn spop(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        delete_emptied(ctx, key);
+        coll::delete_empty(&mut ctx.keys, key);
     }
     ctx.propagate.replace(&[b"SREM", key, &member]);
     ctx.out.bulk(&member);
@@ -294,7 +288,7 @@ fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
     if count >= size {
         reply_set(ctx.out, coll::get_mut::<Set>(&mut e));
         drop(e);
-        delete_emptied(ctx, key);
+        coll::delete_empty(&mut ctx.keys, key);
         ctx.keys.add_dirty(size.saturating_sub(1));
         let del = crate::propagate::deletion(ctx.srv, "lazyfree-lazy-server-del");
         ctx.propagate.replace(&[del, key]);
@@ -371,7 +365,7 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
         _ => return ctx.out.int(0),
     };
     if empty {
-        delete_emptied(ctx, src);
+        coll::delete_empty(&mut ctx.keys, src);
     }
     let lim = limits(ctx);
     let ev = Event::set("sadd");
