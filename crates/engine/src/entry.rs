@@ -54,11 +54,12 @@ const KIND_HEAP: u8 = 3;
 const LONG_LEN: u8 = 0xff;
 
 /// A value kept outside the block: a string modified in place (so APPENDs are amortized
-/// in a `Vec`), and the collection types.
+/// in a `Vec`), and the collection types. Kept to 32 bytes (one small allocation per key):
+/// a list's state, bigger, is boxed.
 #[derive(Debug)]
 pub(crate) enum Heap {
     Raw(Vec<u8>),
-    List(List),
+    List(Box<List>),
     Hash(Hash),
     Set(Set),
     ZSet(ZSet),
@@ -127,7 +128,7 @@ impl<'a> Payload<'a> {
             ValueRef::Str(StrRef::Int(n)) => Payload::Int(n),
             ValueRef::Str(StrRef::Embstr(b)) => Payload::Inline(KIND_EMBSTR, b),
             ValueRef::Str(StrRef::Raw(b)) => Payload::Inline(KIND_RAW, b),
-            ValueRef::List(l) => Payload::Heap(Box::new(Heap::List(l.clone()))),
+            ValueRef::List(l) => Payload::Heap(Box::new(Heap::List(Box::new(l.clone())))),
             ValueRef::Hash(h) => Payload::Heap(Box::new(Heap::Hash(h.clone()))),
             ValueRef::Set(x) => Payload::Heap(Box::new(Heap::Set(x.clone()))),
             ValueRef::ZSet(z) => Payload::Heap(Box::new(Heap::ZSet(z.clone()))),
@@ -138,7 +139,7 @@ impl<'a> Payload<'a> {
     /// which is stored through [`Payload::of`] its view.
     fn collection(v: Value) -> Result<Payload<'static>, Value> {
         Ok(Payload::Heap(Box::new(match v {
-            Value::List(l) => Heap::List(*l),
+            Value::List(l) => Heap::List(l),
             Value::Hash(h) => Heap::Hash(*h),
             Value::Set(x) => Heap::Set(*x),
             Value::ZSet(z) => Heap::ZSet(*z),
@@ -785,5 +786,17 @@ mod tests {
         assert_eq!(e.value().as_str().unwrap().encoding(), "raw");
         let h = std::thread::spawn(move || e.value().to_value());
         assert_eq!(h.join().unwrap(), Value::Str(StrValue::Raw(b"50".to_vec())));
+    }
+}
+#[cfg(test)]
+mod sizes {
+    /// One 32-byte allocation holds a collection key's value header (jemalloc's 32-byte
+    /// class): a million small hashes pay 32 bytes each for it, not 64.
+    #[test]
+    fn heap_value_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<super::Heap>(), 32);
+        assert!(std::mem::size_of::<crate::coll::Hash>() <= 24);
+        assert!(std::mem::size_of::<crate::coll::Set>() <= 24);
+        assert!(std::mem::size_of::<crate::coll::ZSet>() <= 24);
     }
 }

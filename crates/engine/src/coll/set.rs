@@ -282,7 +282,8 @@ impl<'a> Elem<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Set {
     Intset(Intset),
-    Table(Table),
+    /// Boxed, so that a set (and the entry's heap value holding it) stays small.
+    Table(Box<Table>),
 }
 
 impl Default for Set {
@@ -301,7 +302,7 @@ impl Set {
         if parse_strict_i64(member).is_some() {
             Set::Intset(Intset::new())
         } else {
-            Set::Table(Table::default())
+            Set::Table(Box::default())
         }
     }
 
@@ -340,7 +341,7 @@ impl Set {
                 let h = hash(m.as_bytes());
                 t.push_new(h, m);
             }
-            *self = Set::Table(t);
+            *self = Set::Table(Box::new(t));
         }
     }
 

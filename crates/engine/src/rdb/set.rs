@@ -52,7 +52,7 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
             // Every member takes at least one byte: never trust a claimed length further.
             let cap = len.min(r.remaining() as u64) as usize;
             let mut s = if len > max.min(1 << 30) {
-                Set::Table(Table::with_capacity(cap))
+                Set::Table(Box::new(Table::with_capacity(cap)))
             } else {
                 Set::Intset(Intset::new())
             };
