@@ -222,39 +222,47 @@ impl ZSet {
     /// Set a member's score, adding it if absent (converting to a skiplist first when the
     /// listpack would go over the limits, as zsetAdd). Returns true if it was added.
     pub fn set(&mut self, member: &[u8], score: f64, limits: &Limits) -> bool {
-        if let ZSet::Listpack(lp) = self {
-            if let Some(at) = Self::lp_find(lp, member) {
-                let sat = lp.next(at).expect("pair");
-                if lp_score(lp.get(sat)) == score {
-                    return false;
+        match self.score(member) {
+            Some(old) => {
+                if old != score {
+                    self.update(member, score);
                 }
-                // Remove and re-insert in order (zzlDelete + zzlInsert).
-                lp.delete_range(at, 2);
-                Self::lp_insert(lp, member, score);
-                return false;
+                false
             }
-            if lp.len() / 2 + 1 > limits.zset_max_listpack_entries as usize
-                || member.len() as u64 > limits.zset_max_listpack_value
-            {
-                self.convert_to_skiplist();
-            } else {
-                Self::lp_insert(lp, member, score);
-                return true;
+            None => {
+                self.insert_new(member, score, limits);
+                true
             }
         }
+    }
+
+    /// Add a member known to be absent (converting to a skiplist first when the listpack
+    /// would go over the limits, as zsetAdd).
+    pub fn insert_new(&mut self, member: &[u8], score: f64, limits: &Limits) {
+        if let ZSet::Listpack(lp) = self {
+            if lp.len() / 2 < limits.zset_max_listpack_entries as usize
+                && member.len() as u64 <= limits.zset_max_listpack_value
+            {
+                return Self::lp_insert(lp, member, score);
+            }
+            self.convert_to_skiplist();
+        }
+        if let ZSet::Skiplist(sl) = self {
+            sl.insert(member.to_vec().into_boxed_slice(), score);
+        }
+    }
+
+    /// Give a member known to be present a new score, keeping the order.
+    pub fn update(&mut self, member: &[u8], score: f64) {
         match self {
-            ZSet::Skiplist(sl) => {
-                if let Some(old) = sl.score(member) {
-                    if old != score {
-                        sl.update(member, score);
-                    }
-                    false
-                } else {
-                    sl.insert(member.to_vec().into_boxed_slice(), score);
-                    true
+            ZSet::Listpack(lp) => {
+                if let Some(at) = Self::lp_find(lp, member) {
+                    // zzlDelete + zzlInsert.
+                    lp.delete_range(at, 2);
+                    Self::lp_insert(lp, member, score);
                 }
             }
-            ZSet::Listpack(_) => unreachable!("converted above"),
+            ZSet::Skiplist(sl) => sl.update(member, score),
         }
     }
 

@@ -3,8 +3,7 @@
 //! hash index of node numbers keyed by the member bytes the node owns (each member stored
 //! once). Order: score, then member bytes (memcmp), as Redis's zslInsert.
 
-use hashbrown::HashTable;
-use smallvec::SmallVec;
+use super::zset_index::MemberIndex;
 use std::hash::BuildHasher;
 
 const MAX_LEVEL: usize = 32;
@@ -22,7 +21,9 @@ struct Node {
     member: Box<[u8]>,
     score: f64,
     backward: u32,
-    levels: SmallVec<[Level; 2]>,
+    /// Where the node's levels start in the level arena, and how many it has.
+    lvl: u32,
+    height: u8,
 }
 
 /// Is (s1, m1) ordered before (s2, m2)?
@@ -35,10 +36,13 @@ fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
 pub struct SkipList {
     nodes: Vec<Node>,
     free: Vec<u32>,
+    /// Every node's levels, each node's contiguous; freed blocks kept by height.
+    levels: Vec<Level>,
+    free_levels: Vec<Vec<u32>>,
     tail: u32,
     level: usize,
     len: usize,
-    index: HashTable<u32>,
+    index: MemberIndex,
     hasher: foldhash::fast::FixedState,
     rng: u64,
 }
@@ -69,15 +73,18 @@ impl SkipList {
             member: Box::default(),
             score: 0.0,
             backward: NIL,
-            levels: std::iter::repeat_n(Level { fwd: NIL, span: 0 }, MAX_LEVEL).collect(),
+            lvl: 0,
+            height: MAX_LEVEL as u8,
         };
         SkipList {
             nodes: vec![head],
             free: Vec::new(),
+            levels: vec![Level { fwd: NIL, span: 0 }; MAX_LEVEL],
+            free_levels: vec![Vec::new(); MAX_LEVEL + 1],
             tail: NIL,
             level: 1,
             len: 0,
-            index: HashTable::new(),
+            index: MemberIndex::new(),
             hasher: foldhash::fast::FixedState::with_seed(seed()),
             rng: 0x9E37_79B9_7F4A_7C15,
         }
@@ -89,6 +96,28 @@ impl SkipList {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    #[inline]
+    fn lv(&self, x: u32, i: usize) -> Level {
+        self.levels[self.nodes[x as usize].lvl as usize + i]
+    }
+
+    #[inline]
+    fn lv_mut(&mut self, x: u32, i: usize) -> &mut Level {
+        let at = self.nodes[x as usize].lvl as usize + i;
+        &mut self.levels[at]
+    }
+
+    /// A block of `h` levels (reused from a freed node of that height when there is one).
+    fn alloc_levels(&mut self, h: usize) -> u32 {
+        match self.free_levels[h].pop() {
+            Some(at) => at,
+            None => {
+                self.levels.extend(std::iter::repeat_n(Level::default(), h));
+                (self.levels.len() - h) as u32
+            }
+        }
     }
 
     fn random_level(&mut self) -> usize {
@@ -109,11 +138,15 @@ impl SkipList {
         }
     }
 
+    /// The 32 hash bits the index keeps for a member.
+    fn tag(&self, member: &[u8]) -> u32 {
+        self.hasher.hash_one(member) as u32
+    }
+
     fn find_node(&self, member: &[u8]) -> Option<u32> {
-        let h = self.hasher.hash_one(member);
-        self.index
-            .find(h, |&i| &*self.nodes[i as usize].member == member)
-            .copied()
+        self.index.find(self.tag(member), |i| {
+            &*self.nodes[i as usize].member == member
+        })
     }
 
     /// The member's score, if present.
@@ -122,7 +155,7 @@ impl SkipList {
     }
 
     fn fwd(&self, x: u32, i: usize) -> u32 {
-        self.nodes[x as usize].levels[i].fwd
+        self.lv(x, i).fwd
     }
 
     /// Insert a member known to be absent.
@@ -138,7 +171,7 @@ impl SkipList {
                     let n = &self.nodes[f as usize];
                     before(n.score, &n.member, score, &member)
                 } {
-                    rank[i] += self.nodes[x as usize].levels[i].span;
+                    rank[i] += self.lv(x, i).span;
                     x = f;
                 } else {
                     break;
@@ -151,7 +184,7 @@ impl SkipList {
             for i in self.level..lvl {
                 rank[i] = 0;
                 update[i] = HEAD;
-                self.nodes[HEAD as usize].levels[i].span = self.len as u32;
+                self.lv_mut(HEAD, i).span = self.len as u32;
             }
             self.level = lvl;
         }
@@ -159,7 +192,8 @@ impl SkipList {
             member,
             score,
             backward: if update[0] == HEAD { NIL } else { update[0] },
-            levels: std::iter::repeat_n(Level::default(), lvl).collect(),
+            lvl: self.alloc_levels(lvl),
+            height: lvl as u8,
         };
         let n = match self.free.pop() {
             Some(n) => {
@@ -172,32 +206,29 @@ impl SkipList {
             }
         };
         for i in 0..lvl {
-            let u = update[i] as usize;
-            let ul = self.nodes[u].levels[i];
-            self.nodes[n as usize].levels[i] = Level {
+            let u = update[i];
+            let ul = self.lv(u, i);
+            *self.lv_mut(n, i) = Level {
                 fwd: ul.fwd,
                 span: ul.span - (rank[0] - rank[i]),
             };
-            self.nodes[u].levels[i] = Level {
+            *self.lv_mut(u, i) = Level {
                 fwd: n,
                 span: (rank[0] - rank[i]) + 1,
             };
         }
         for (i, &u) in update.iter().enumerate().take(self.level).skip(lvl) {
-            self.nodes[u as usize].levels[i].span += 1;
+            self.lv_mut(u, i).span += 1;
         }
-        let f0 = self.nodes[n as usize].levels[0].fwd;
+        let f0 = self.lv(n, 0).fwd;
         if f0 != NIL {
             self.nodes[f0 as usize].backward = n;
         } else {
             self.tail = n;
         }
         self.len += 1;
-        let h = self.hasher.hash_one(&*self.nodes[n as usize].member);
-        let nodes = &self.nodes;
-        let hasher = &self.hasher;
-        self.index
-            .insert_unique(h, n, |&i| hasher.hash_one(&*nodes[i as usize].member));
+        let t = self.tag(&self.nodes[n as usize].member);
+        self.index.insert(t, n);
     }
 
     /// The update vector for the node with (score, member).
@@ -225,8 +256,8 @@ impl SkipList {
     /// returns its member.
     fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
         for (i, &u) in update.iter().enumerate().take(self.level) {
-            let xl = self.nodes[x as usize].levels.get(i).copied();
-            let ul = &mut self.nodes[u as usize].levels[i];
+            let xl = (i < self.nodes[x as usize].height as usize).then(|| self.lv(x, i));
+            let ul = self.lv_mut(u, i);
             match xl {
                 Some(xl) if ul.fwd == x => {
                     ul.span = ul.span + xl.span - 1;
@@ -235,24 +266,23 @@ impl SkipList {
                 _ => ul.span -= 1,
             }
         }
-        let f0 = self.nodes[x as usize].levels[0].fwd;
+        let f0 = self.lv(x, 0).fwd;
         let back = self.nodes[x as usize].backward;
         if f0 != NIL {
             self.nodes[f0 as usize].backward = back;
         } else {
             self.tail = back;
         }
-        while self.level > 1 && self.nodes[HEAD as usize].levels[self.level - 1].fwd == NIL {
+        while self.level > 1 && self.lv(HEAD, self.level - 1).fwd == NIL {
             self.level -= 1;
         }
         self.len -= 1;
         let node = &mut self.nodes[x as usize];
         let member = std::mem::take(&mut node.member);
-        node.levels = SmallVec::new();
-        let h = self.hasher.hash_one(&*member);
-        if let Ok(e) = self.index.find_entry(h, |&i| i == x) {
-            e.remove();
-        }
+        let (lvl, height) = (node.lvl, node.height);
+        self.free_levels[height as usize].push(lvl);
+        let t = self.tag(&member);
+        self.index.remove(t, x);
         self.free.push(x);
         member
     }
@@ -273,7 +303,7 @@ impl SkipList {
         };
         let n = &self.nodes[x as usize];
         let back_ok = n.backward == NIL || self.nodes[n.backward as usize].score < score;
-        let f0 = n.levels[0].fwd;
+        let f0 = self.lv(x, 0).fwd;
         let fwd_ok = f0 == NIL || self.nodes[f0 as usize].score > score;
         if back_ok && fwd_ok {
             self.nodes[x as usize].score = score;
@@ -303,7 +333,7 @@ impl SkipList {
                     let n = &self.nodes[f as usize];
                     pred(n.score, &n.member)
                 } {
-                    rank += self.nodes[x as usize].levels[i].span as usize;
+                    rank += self.lv(x, i).span as usize;
                     x = f;
                 } else {
                     break;
@@ -320,7 +350,7 @@ impl SkipList {
         let mut x = HEAD;
         for i in (0..self.level).rev() {
             loop {
-                let l = self.nodes[x as usize].levels[i];
+                let l = self.lv(x, i);
                 if l.fwd != NIL && traversed + l.span as usize <= target {
                     traversed += l.span as usize;
                     x = l.fwd;
@@ -353,7 +383,7 @@ impl SkipList {
             if !f(&n.member, n.score) {
                 return;
             }
-            x = if rev { n.backward } else { n.levels[0].fwd };
+            x = if rev { n.backward } else { self.lv(x, 0).fwd };
         }
     }
 
@@ -365,7 +395,7 @@ impl SkipList {
         let mut x = HEAD;
         for i in (0..self.level).rev() {
             loop {
-                let l = self.nodes[x as usize].levels[i];
+                let l = self.lv(x, i);
                 if l.fwd != NIL && traversed + (l.span as usize) < start + 1 {
                     traversed += l.span as usize;
                     x = l.fwd;
@@ -389,13 +419,13 @@ impl SkipList {
 
     /// Every element in order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
-        let mut x = self.nodes[HEAD as usize].levels[0].fwd;
+        let mut x = self.lv(HEAD, 0).fwd;
         std::iter::from_fn(move || {
             if x == NIL {
                 return None;
             }
             let n = &self.nodes[x as usize];
-            x = n.levels[0].fwd;
+            x = self.lv(x, 0).fwd;
             Some((&*n.member, n.score))
         })
     }
@@ -413,37 +443,22 @@ impl SkipList {
         })
     }
 
-    /// ZSCAN: members ordered by their bit-reversed hash (fixed for the process, so a
-    /// cursor stays meaningful across changes): up to `count` from `cursor` on (with
-    /// every member sharing the last key), and the next cursor (0 at the end).
-    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
-        let count = count.max(1);
-        let mut cands: Vec<(u64, u32)> = self
-            .index
-            .iter()
-            .filter_map(|&i| {
-                let k = self
-                    .hasher
-                    .hash_one(&*self.nodes[i as usize].member)
-                    .reverse_bits();
-                (k >= cursor).then_some((k, i))
-            })
-            .collect();
-        let mut next = 0;
-        if cands.len() > count {
-            cands.select_nth_unstable(count - 1);
-            let last = cands[count - 1].0;
-            cands.retain(|c| c.0 <= last);
-            next = last.wrapping_add(1);
-        }
-        let out = cands
-            .iter()
-            .map(|&(_, i)| {
+    /// ZSCAN: home slots of the member index in reverse-binary order (dictScan's cursor)
+    /// until `count` members are collected or the walk ends (next cursor 0); at most
+    /// ten slots per member asked for, so a call costs in proportion to `count`.
+    pub fn scan(&self, mut cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
+        let mut out = Vec::new();
+        let mut steps = count.max(1).saturating_mul(10);
+        loop {
+            cursor = self.index.scan_step(cursor, |i| {
                 let n = &self.nodes[i as usize];
-                (n.member.to_vec(), n.score)
-            })
-            .collect();
-        (next, out)
+                out.push((n.member.to_vec(), n.score));
+            });
+            steps -= 1;
+            if cursor == 0 || out.len() >= count || steps == 0 {
+                return (cursor, out);
+            }
+        }
     }
 }
 

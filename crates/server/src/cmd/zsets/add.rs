@@ -47,7 +47,7 @@ fn apply(
                 return Ok((Outcome::Nop, cur));
             }
             if score != cur {
-                z.set(member, score, l);
+                z.update(member, score);
                 Ok((Outcome::Updated, score))
             } else {
                 Ok((Outcome::Same, score))
@@ -57,7 +57,7 @@ fn apply(
             if f.xx {
                 return Ok((Outcome::Nop, score));
             }
-            z.set(member, score, l);
+            z.insert_new(member, score, l);
             Ok((Outcome::Added, score))
         }
     }

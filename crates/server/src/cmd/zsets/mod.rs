@@ -139,6 +139,9 @@ fn strtod_all(arg: &[u8]) -> Option<f64> {
 /// A score argument as Redis's getDoubleFromObject reads it: no leading space, the whole
 /// string, no overflow to ±inf or underflow to 0 from finite digits, not NaN.
 fn parse_score(arg: &[u8]) -> Option<f64> {
+    if let Some(n) = engine::value::parse_strict_i64(arg) {
+        return Some(n as f64);
+    }
     if arg.is_empty() || arg[0].is_ascii_whitespace() || arg[0] == 0x0b {
         return None;
     }
