@@ -236,6 +236,36 @@ impl ZSet {
         }
     }
 
+    /// One lookup of `member`: `decide` gets its score (None if absent) and answers the
+    /// score to give it (None: leave it as it is, or do not add it); an addition converts
+    /// as [`ZSet::insert_new`] does.
+    pub fn upsert(
+        &mut self,
+        member: &[u8],
+        limits: &Limits,
+        decide: impl FnOnce(Option<f64>) -> Option<f64>,
+    ) {
+        match self {
+            ZSet::Listpack(lp) => match Self::lp_find(lp, member) {
+                Some(at) => {
+                    let cur = lp_score(lp.get(lp.next(at).expect("pair")));
+                    if let Some(s) = decide(Some(cur)) {
+                        if s != cur {
+                            lp.delete_range(at, 2);
+                            Self::lp_insert(lp, member, s);
+                        }
+                    }
+                }
+                None => {
+                    if let Some(s) = decide(None) {
+                        self.insert_new(member, s, limits);
+                    }
+                }
+            },
+            ZSet::Skiplist(sl) => sl.upsert(member, decide),
+        }
+    }
+
     /// Add a member known to be absent (converting to a skiplist first when the listpack
     /// would go over the limits, as zsetAdd).
     pub fn insert_new(&mut self, member: &[u8], score: f64, limits: &Limits) {
@@ -479,9 +509,17 @@ mod tests {
                 let m = format!("{m}").into_bytes();
                 let s = f64::from(s) / 2.0;
                 match op {
-                    0 | 1 => {
+                    0 => {
                         let added = z.set(&m, s, &l);
                         assert_eq!(added, model.insert(m, s).is_none());
+                    }
+                    1 => {
+                        let mut seen = None;
+                        z.upsert(&m, &l, |cur| {
+                            seen = Some(cur);
+                            Some(s)
+                        });
+                        assert_eq!(seen, Some(model.insert(m, s)));
                     }
                     2 => assert_eq!(z.remove(&m), model.remove(&m).is_some()),
                     3 => {

@@ -21,9 +21,69 @@ struct Node {
     member: Box<[u8]>,
     score: f64,
     backward: u32,
-    /// Where the node's levels start in the level arena, and how many it has.
+    /// Levels 0 and 1 (most nodes have no others) in the node itself; levels 2 and up
+    /// in the level arena from `lvl`; `height` levels in all.
+    low: [Level; INLINE],
     lvl: u32,
     height: u8,
+}
+
+/// Levels kept in the node itself.
+const INLINE: usize = 2;
+const CHUNK_BITS: usize = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A vector kept in chunks of `CHUNK` elements (the first one growing up to that):
+/// growing never moves or copies what is stored, and no large block is reallocated.
+#[derive(Clone, Debug)]
+struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+}
+
+impl<T: Clone> Chunked<T> {
+    fn of(v: T, n: usize) -> Chunked<T> {
+        let mut c = Chunked { chunks: Vec::new() };
+        c.push_n(v, n);
+        c
+    }
+
+    fn len(&self) -> usize {
+        self.chunks
+            .last()
+            .map_or(0, |c| (self.chunks.len() - 1) * CHUNK + c.len())
+    }
+
+    /// Append `n` (at most `CHUNK`) copies of `v`, contiguous within one chunk (the last
+    /// chunk's end is padded when they would straddle two); returns the first's index.
+    fn push_n(&mut self, v: T, n: usize) -> usize {
+        let room = self.chunks.last().map_or(0, |c| CHUNK - c.len());
+        if room < n {
+            if let Some(c) = self.chunks.last_mut() {
+                c.resize(CHUNK, v.clone());
+            }
+            let cap = if self.chunks.is_empty() { n } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        let at = self.len();
+        let c = self.chunks.last_mut().expect("a chunk was just ensured");
+        c.extend(std::iter::repeat_n(v, n));
+        at
+    }
+}
+
+impl<T> std::ops::Index<usize> for Chunked<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Chunked<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
 }
 
 /// Is (s1, m1) ordered before (s2, m2)?
@@ -34,10 +94,10 @@ fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
 
 #[derive(Clone)]
 pub struct SkipList {
-    nodes: Vec<Node>,
+    nodes: Chunked<Node>,
     free: Vec<u32>,
     /// Every node's levels, each node's contiguous; freed blocks kept by height.
-    levels: Vec<Level>,
+    levels: Chunked<Level>,
     free_levels: Vec<Vec<u32>>,
     tail: u32,
     level: usize,
@@ -73,13 +133,14 @@ impl SkipList {
             member: Box::default(),
             score: 0.0,
             backward: NIL,
+            low: [Level { fwd: NIL, span: 0 }; INLINE],
             lvl: 0,
             height: MAX_LEVEL as u8,
         };
         SkipList {
-            nodes: vec![head],
+            nodes: Chunked::of(head, 1),
             free: Vec::new(),
-            levels: vec![Level { fwd: NIL, span: 0 }; MAX_LEVEL],
+            levels: Chunked::of(Level { fwd: NIL, span: 0 }, MAX_LEVEL - INLINE),
             free_levels: vec![Vec::new(); MAX_LEVEL + 1],
             tail: NIL,
             level: 1,
@@ -100,23 +161,33 @@ impl SkipList {
 
     #[inline]
     fn lv(&self, x: u32, i: usize) -> Level {
-        self.levels[self.nodes[x as usize].lvl as usize + i]
+        let n = &self.nodes[x as usize];
+        if i < INLINE {
+            n.low[i]
+        } else {
+            self.levels[n.lvl as usize + i - INLINE]
+        }
     }
 
     #[inline]
     fn lv_mut(&mut self, x: u32, i: usize) -> &mut Level {
-        let at = self.nodes[x as usize].lvl as usize + i;
+        let n = &mut self.nodes[x as usize];
+        if i < INLINE {
+            return &mut n.low[i];
+        }
+        let at = n.lvl as usize + i - INLINE;
         &mut self.levels[at]
     }
 
-    /// A block of `h` levels (reused from a freed node of that height when there is one).
+    /// The arena block for the levels past the inline ones of a node `h` high (reused
+    /// from a freed node of that height when there is one).
     fn alloc_levels(&mut self, h: usize) -> u32 {
+        if h <= INLINE {
+            return 0;
+        }
         match self.free_levels[h].pop() {
             Some(at) => at,
-            None => {
-                self.levels.extend(std::iter::repeat_n(Level::default(), h));
-                (self.levels.len() - h) as u32
-            }
+            None => self.levels.push_n(Level::default(), h - INLINE) as u32,
         }
     }
 
@@ -160,38 +231,12 @@ impl SkipList {
 
     /// Insert a member known to be absent.
     pub fn insert(&mut self, member: Box<[u8]>, score: f64) {
-        let mut update = [HEAD; MAX_LEVEL];
-        let mut rank = [0u32; MAX_LEVEL];
-        let mut x = HEAD;
-        for i in (0..self.level).rev() {
-            rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
-            loop {
-                let f = self.fwd(x, i);
-                if f != NIL && {
-                    let n = &self.nodes[f as usize];
-                    before(n.score, &n.member, score, &member)
-                } {
-                    rank[i] += self.lv(x, i).span;
-                    x = f;
-                } else {
-                    break;
-                }
-            }
-            update[i] = x;
-        }
         let lvl = self.random_level();
-        if lvl > self.level {
-            for i in self.level..lvl {
-                rank[i] = 0;
-                update[i] = HEAD;
-                self.lv_mut(HEAD, i).span = self.len as u32;
-            }
-            self.level = lvl;
-        }
         let node = Node {
             member,
             score,
-            backward: if update[0] == HEAD { NIL } else { update[0] },
+            backward: NIL,
+            low: [Level::default(); INLINE],
             lvl: self.alloc_levels(lvl),
             height: lvl as u8,
         };
@@ -200,11 +245,51 @@ impl SkipList {
                 self.nodes[n as usize] = node;
                 n
             }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
+            None => self.nodes.push_n(node, 1) as u32,
         };
+        self.link(n);
+        let t = self.tag(&self.nodes[n as usize].member);
+        self.index.insert(t, n);
+    }
+
+    /// Link node `n` (member, score and height set; not in the list) in its place, as
+    /// zslInsert does.
+    fn link(&mut self, n: u32) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut rank = [0u32; MAX_LEVEL];
+        let (score, lvl) = (
+            self.nodes[n as usize].score,
+            self.nodes[n as usize].height as usize,
+        );
+        {
+            let member = &self.nodes[n as usize].member;
+            let mut x = HEAD;
+            for i in (0..self.level).rev() {
+                rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
+                loop {
+                    let f = self.fwd(x, i);
+                    if f != NIL && {
+                        let fnode = &self.nodes[f as usize];
+                        before(fnode.score, &fnode.member, score, member)
+                    } {
+                        rank[i] += self.lv(x, i).span;
+                        x = f;
+                    } else {
+                        break;
+                    }
+                }
+                update[i] = x;
+            }
+        }
+        if lvl > self.level {
+            for i in self.level..lvl {
+                rank[i] = 0;
+                update[i] = HEAD;
+                self.lv_mut(HEAD, i).span = self.len as u32;
+            }
+            self.level = lvl;
+        }
+        self.nodes[n as usize].backward = if update[0] == HEAD { NIL } else { update[0] };
         for i in 0..lvl {
             let u = update[i];
             let ul = self.lv(u, i);
@@ -227,8 +312,6 @@ impl SkipList {
             self.tail = n;
         }
         self.len += 1;
-        let t = self.tag(&self.nodes[n as usize].member);
-        self.index.insert(t, n);
     }
 
     /// The update vector for the node with (score, member).
@@ -252,9 +335,8 @@ impl SkipList {
         update
     }
 
-    /// Unlink node `x` (Redis's zslDeleteNode), drop it from the index and free its slot;
-    /// returns its member.
-    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
+    /// Take node `x` out of the list (Redis's zslDeleteNode), keeping the node.
+    fn unlink_links(&mut self, x: u32, update: &[u32; MAX_LEVEL]) {
         for (i, &u) in update.iter().enumerate().take(self.level) {
             let xl = (i < self.nodes[x as usize].height as usize).then(|| self.lv(x, i));
             let ul = self.lv_mut(u, i);
@@ -277,10 +359,18 @@ impl SkipList {
             self.level -= 1;
         }
         self.len -= 1;
+    }
+
+    /// Unlink node `x` (Redis's zslDeleteNode), drop it from the index and free its slot;
+    /// returns its member.
+    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
+        self.unlink_links(x, update);
         let node = &mut self.nodes[x as usize];
         let member = std::mem::take(&mut node.member);
-        let (lvl, height) = (node.lvl, node.height);
-        self.free_levels[height as usize].push(lvl);
+        let (lvl, height) = (node.lvl, node.height as usize);
+        if height > INLINE {
+            self.free_levels[height].push(lvl);
+        }
         let t = self.tag(&member);
         self.index.remove(t, x);
         self.free.push(x);
@@ -298,9 +388,34 @@ impl SkipList {
 
     /// Give an existing member a new score (in place when its position does not change).
     pub fn update(&mut self, member: &[u8], score: f64) {
-        let Some(x) = self.find_node(member) else {
-            return;
-        };
+        if let Some(x) = self.find_node(member) {
+            self.update_node(x, score);
+        }
+    }
+
+    /// One lookup of `member`: `decide` gets its score (None if absent) and answers the
+    /// score to give it (None: leave it as it is, or do not add it).
+    pub fn upsert(&mut self, member: &[u8], decide: impl FnOnce(Option<f64>) -> Option<f64>) {
+        match self.find_node(member) {
+            Some(x) => {
+                let cur = self.nodes[x as usize].score;
+                if let Some(s) = decide(Some(cur)) {
+                    if s != cur {
+                        self.update_node(x, s);
+                    }
+                }
+            }
+            None => {
+                if let Some(s) = decide(None) {
+                    self.insert(member.to_vec().into_boxed_slice(), s);
+                }
+            }
+        }
+    }
+
+    /// Give node `x` a new score: in place when its neighbours allow, else re-linked in
+    /// its new place, the node (and its index entry) kept, as zslUpdateScore does.
+    fn update_node(&mut self, x: u32, score: f64) {
         let n = &self.nodes[x as usize];
         let back_ok = n.backward == NIL || self.nodes[n.backward as usize].score < score;
         let f0 = self.lv(x, 0).fwd;
@@ -309,10 +424,10 @@ impl SkipList {
             self.nodes[x as usize].score = score;
             return;
         }
-        let old = n.score;
-        let update = self.path_to(old, member);
-        let m = self.unlink(x, &update);
-        self.insert(m, score);
+        let update = self.path_to(n.score, &n.member);
+        self.unlink_links(x, &update);
+        self.nodes[x as usize].score = score;
+        self.link(x);
     }
 
     /// The 0-based rank of a member and its score.
