@@ -107,12 +107,7 @@ fn strtod_all(arg: &[u8]) -> Option<f64> {
     let neg = t.starts_with('-');
     let lower = body.to_ascii_lowercase();
     if let Some(hex) = lower.strip_prefix("0x") {
-        if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        let v = u128::from_str_radix(hex, 16)
-            .map(|n| n as f64)
-            .unwrap_or(f64::INFINITY);
+        let v = hex_float(hex)?;
         return Some(if neg { -v } else { v });
     }
     if lower == "inf" || lower == "infinity" {
@@ -134,6 +129,25 @@ fn strtod_all(arg: &[u8]) -> Option<f64> {
     }
     // Rust's grammar is strtod's decimal one once the special words are handled.
     t.parse::<f64>().ok()
+}
+
+/// The digits of a C hexadecimal float after `0x`: hex digits, an optional fraction, an
+/// optional binary exponent (`p`, decimal).
+fn hex_float(s: &str) -> Option<f64> {
+    let (digits, exp) = match s.split_once('p') {
+        Some((d, e)) => (d, e.parse::<i32>().ok()?),
+        None => (s, 0),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut mant = 0.0f64;
+    for c in int.chars().chain(frac.chars()) {
+        mant = mant * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let e = i64::from(exp) - 4 * frac.len() as i64;
+    Some(mant * 2f64.powi(e.clamp(-2000, 2000) as i32))
 }
 
 /// A score argument as Redis's getDoubleFromObject reads it: no leading space, the whole

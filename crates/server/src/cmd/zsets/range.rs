@@ -117,7 +117,7 @@ fn collect(
             return true;
         }
         out.push((m.to_vec(), sc));
-        left -= 1;
+        left = left.wrapping_sub(1);
         left != 0
     };
     let mut visit = visit;
