@@ -13,7 +13,7 @@ from difftool import run_script
 from resp_client import RawConn
 from test_generated import Cmd, run_ops, shrink
 
-SEEDS = range(24)
+SEEDS = range(32)
 COMMANDS_PER_SEED = 600
 
 KEYS = [b"z0", b"z1", b"z2", b"{t}z3"]
