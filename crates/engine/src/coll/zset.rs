@@ -33,8 +33,106 @@ pub fn score_text(v: f64, buf: &mut String) {
     } else if (-lim..=lim).contains(&v) && (v as i64) as f64 == v {
         let _ = write!(buf, "{}", v as i64);
     } else {
-        buf.push_str(&g17(v));
+        let mut b = [0u8; 32];
+        match g17_fast(v, &mut b) {
+            Some(t) => buf.push_str(std::str::from_utf8(t).unwrap_or_default()),
+            None => buf.push_str(&g17(v)),
+        }
     }
+}
+
+/// `%.17g` of a finite, non-zero, normal double whose digits can be found exactly in
+/// 128-bit arithmetic (roughly 1e-6 <= |v| < 2^75: scores as they usually are), as C's
+/// printf writes it (round half to even on exact ties); None for the others, which go to
+/// the general formatting. Much faster than the general exact formatting.
+pub fn g17_fast(v: f64, out: &mut [u8; 32]) -> Option<&[u8]> {
+    if !v.is_normal() {
+        return None;
+    }
+    let bits = v.to_bits();
+    let m = u128::from((bits & ((1u64 << 52) - 1)) | (1u64 << 52));
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075; // |v| = m * 2^e
+    let mut d = v.abs().log10().floor() as i32; // decimal exponent, maybe off by one
+    let (q, x) = loop {
+        // q = round(|v| * 10^(16 - d)), wanted with exactly 17 digits.
+        let p = 16 - d;
+        let (mut num, mut den) = (m, 1u128);
+        if p >= 0 {
+            num = num.checked_mul(10u128.checked_pow(p as u32)?)?;
+        } else {
+            den = 10u128.checked_pow((-p) as u32)?;
+        }
+        if e >= 0 {
+            if num.leading_zeros() <= e as u32 {
+                return None;
+            }
+            num <<= e;
+        } else {
+            if den.leading_zeros() <= (-e) as u32 {
+                return None;
+            }
+            den <<= -e;
+        }
+        let (mut q, r) = (num / den, num % den);
+        if 2 * r > den || (2 * r == den && q % 2 == 1) {
+            q += 1;
+        }
+        if q >= 100_000_000_000_000_000 {
+            if num / den >= 100_000_000_000_000_000 {
+                d += 1; // the estimate was low
+                continue;
+            }
+            break (q / 10, d + 1); // rounding carried into an 18th digit: 10^17
+        }
+        if q < 10_000_000_000_000_000 {
+            d -= 1;
+            continue;
+        }
+        break (q, d);
+    };
+    let mut digits = [0u8; 17];
+    let mut t = q;
+    for c in digits.iter_mut().rev() {
+        *c = b'0' + (t % 10) as u8;
+        t /= 10;
+    }
+    let mut n = 0;
+    let mut put = |b: u8| {
+        out[n] = b;
+        n += 1;
+    };
+    if v < 0.0 {
+        put(b'-');
+    }
+    let sig = 17 - digits.iter().rev().take_while(|&&c| c == b'0').count();
+    if !(-4..17).contains(&x) {
+        put(digits[0]);
+        if sig > 1 {
+            put(b'.');
+            digits[1..sig].iter().for_each(|&c| put(c));
+        }
+        put(b'e');
+        put(if x < 0 { b'-' } else { b'+' });
+        let ax = x.unsigned_abs();
+        if ax >= 100 {
+            put(b'0' + (ax / 100) as u8);
+        }
+        put(b'0' + (ax / 10 % 10) as u8);
+        put(b'0' + (ax % 10) as u8);
+    } else if x >= 0 {
+        let int = x as usize + 1;
+        digits[..int].iter().for_each(|&c| put(c));
+        if sig > int {
+            put(b'.');
+            digits[int..sig].iter().for_each(|&c| put(c));
+        }
+    } else {
+        put(b'0');
+        put(b'.');
+        (0..(-x - 1)).for_each(|_| put(b'0'));
+        digits[..sig].iter().for_each(|&c| put(c));
+    }
+    Some(&out[..n])
 }
 
 /// `%.17g` of a finite double.
@@ -474,6 +572,43 @@ mod tests {
         ] {
             score_text(v, &mut t);
             assert_eq!(t, s, "{v}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_g17_is_printf(bits in proptest::num::u64::ANY, small in -1e7f64..1e7, k in 0u32..4000) {
+            let mut b = [0u8; 32];
+            let step = f64::from(k) / 8.0 - 250.0;
+            for v in [f64::from_bits(bits), small, small / 1000.0, step, step * 1e-3, 0.1 * f64::from(k), 1.0 / f64::from(k + 1)] {
+                if let Some(t) = g17_fast(v, &mut b) {
+                    proptest::prop_assert_eq!(std::str::from_utf8(t).unwrap(), g17(v), "{:e}", v);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_g17_cases() {
+        let mut b = [0u8; 32];
+        for (v, s) in [
+            (1.1, "1.1000000000000001"),
+            (0.1, "0.10000000000000001"),
+            (1.5, "1.5"),
+            (-2.25, "-2.25"),
+            (1e-5, "1.0000000000000001e-05"),
+            (123456.5, "123456.5"),
+            (1e16 + 2.0, "10000000000000002"),
+            (9.999999999999999e16, "99999999999999984"),
+            (0.3, "0.29999999999999999"),
+            (2.5e-3, "0.0025000000000000001"),
+        ] {
+            assert_eq!(
+                g17_fast(v, &mut b).map(|t| std::str::from_utf8(t).unwrap().to_string()),
+                Some(s.to_string()),
+                "{v}"
+            );
+            assert_eq!(g17(v), s);
         }
     }
 
