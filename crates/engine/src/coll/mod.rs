@@ -9,6 +9,7 @@ pub mod list;
 pub mod listpack;
 pub mod set;
 pub mod zset;
+pub mod zset_index;
 pub mod zset_skiplist;
 
 pub use hash::Hash;

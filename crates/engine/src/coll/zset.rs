@@ -33,8 +33,106 @@ pub fn score_text(v: f64, buf: &mut String) {
     } else if (-lim..=lim).contains(&v) && (v as i64) as f64 == v {
         let _ = write!(buf, "{}", v as i64);
     } else {
-        buf.push_str(&g17(v));
+        let mut b = [0u8; 32];
+        match g17_fast(v, &mut b) {
+            Some(t) => buf.push_str(std::str::from_utf8(t).unwrap_or_default()),
+            None => buf.push_str(&g17(v)),
+        }
     }
+}
+
+/// `%.17g` of a finite, non-zero, normal double whose digits can be found exactly in
+/// 128-bit arithmetic (roughly 1e-6 <= |v| < 2^75: scores as they usually are), as C's
+/// printf writes it (round half to even on exact ties); None for the others, which go to
+/// the general formatting. Much faster than the general exact formatting.
+pub fn g17_fast(v: f64, out: &mut [u8; 32]) -> Option<&[u8]> {
+    if !v.is_normal() {
+        return None;
+    }
+    let bits = v.to_bits();
+    let m = u128::from((bits & ((1u64 << 52) - 1)) | (1u64 << 52));
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075; // |v| = m * 2^e
+    let mut d = v.abs().log10().floor() as i32; // decimal exponent, maybe off by one
+    let (q, x) = loop {
+        // q = round(|v| * 10^(16 - d)), wanted with exactly 17 digits.
+        let p = 16 - d;
+        let (mut num, mut den) = (m, 1u128);
+        if p >= 0 {
+            num = num.checked_mul(10u128.checked_pow(p as u32)?)?;
+        } else {
+            den = 10u128.checked_pow((-p) as u32)?;
+        }
+        if e >= 0 {
+            if num.leading_zeros() <= e as u32 {
+                return None;
+            }
+            num <<= e;
+        } else {
+            if den.leading_zeros() <= (-e) as u32 {
+                return None;
+            }
+            den <<= -e;
+        }
+        let (mut q, r) = (num / den, num % den);
+        if 2 * r > den || (2 * r == den && q % 2 == 1) {
+            q += 1;
+        }
+        if q >= 100_000_000_000_000_000 {
+            if num / den >= 100_000_000_000_000_000 {
+                d += 1; // the estimate was low
+                continue;
+            }
+            break (q / 10, d + 1); // rounding carried into an 18th digit: 10^17
+        }
+        if q < 10_000_000_000_000_000 {
+            d -= 1;
+            continue;
+        }
+        break (q, d);
+    };
+    let mut digits = [0u8; 17];
+    let mut t = q;
+    for c in digits.iter_mut().rev() {
+        *c = b'0' + (t % 10) as u8;
+        t /= 10;
+    }
+    let mut n = 0;
+    let mut put = |b: u8| {
+        out[n] = b;
+        n += 1;
+    };
+    if v < 0.0 {
+        put(b'-');
+    }
+    let sig = 17 - digits.iter().rev().take_while(|&&c| c == b'0').count();
+    if !(-4..17).contains(&x) {
+        put(digits[0]);
+        if sig > 1 {
+            put(b'.');
+            digits[1..sig].iter().for_each(|&c| put(c));
+        }
+        put(b'e');
+        put(if x < 0 { b'-' } else { b'+' });
+        let ax = x.unsigned_abs();
+        if ax >= 100 {
+            put(b'0' + (ax / 100) as u8);
+        }
+        put(b'0' + (ax / 10 % 10) as u8);
+        put(b'0' + (ax % 10) as u8);
+    } else if x >= 0 {
+        let int = x as usize + 1;
+        digits[..int].iter().for_each(|&c| put(c));
+        if sig > int {
+            put(b'.');
+            digits[int..sig].iter().for_each(|&c| put(c));
+        }
+    } else {
+        put(b'0');
+        put(b'.');
+        (0..(-x - 1)).for_each(|_| put(b'0'));
+        digits[..sig].iter().for_each(|&c| put(c));
+    }
+    Some(&out[..n])
 }
 
 /// `%.17g` of a finite double.
@@ -222,39 +320,77 @@ impl ZSet {
     /// Set a member's score, adding it if absent (converting to a skiplist first when the
     /// listpack would go over the limits, as zsetAdd). Returns true if it was added.
     pub fn set(&mut self, member: &[u8], score: f64, limits: &Limits) -> bool {
-        if let ZSet::Listpack(lp) = self {
-            if let Some(at) = Self::lp_find(lp, member) {
-                let sat = lp.next(at).expect("pair");
-                if lp_score(lp.get(sat)) == score {
-                    return false;
+        match self.score(member) {
+            Some(old) => {
+                if old != score {
+                    self.update(member, score);
                 }
-                // Remove and re-insert in order (zzlDelete + zzlInsert).
-                lp.delete_range(at, 2);
-                Self::lp_insert(lp, member, score);
-                return false;
+                false
             }
-            if lp.len() / 2 + 1 > limits.zset_max_listpack_entries as usize
-                || member.len() as u64 > limits.zset_max_listpack_value
-            {
-                self.convert_to_skiplist();
-            } else {
-                Self::lp_insert(lp, member, score);
-                return true;
+            None => {
+                self.insert_new(member, score, limits);
+                true
             }
         }
+    }
+
+    /// One lookup of `member`: `decide` gets its score (None if absent) and answers the
+    /// score to give it (None: leave it as it is, or do not add it); an addition converts
+    /// as [`ZSet::insert_new`] does.
+    pub fn upsert(
+        &mut self,
+        member: &[u8],
+        limits: &Limits,
+        decide: impl FnOnce(Option<f64>) -> Option<f64>,
+    ) {
         match self {
-            ZSet::Skiplist(sl) => {
-                if let Some(old) = sl.score(member) {
-                    if old != score {
-                        sl.update(member, score);
+            ZSet::Listpack(lp) => match Self::lp_find(lp, member) {
+                Some(at) => {
+                    let cur = lp_score(lp.get(lp.next(at).expect("pair")));
+                    if let Some(s) = decide(Some(cur)) {
+                        if s != cur {
+                            lp.delete_range(at, 2);
+                            Self::lp_insert(lp, member, s);
+                        }
                     }
-                    false
-                } else {
-                    sl.insert(member.to_vec().into_boxed_slice(), score);
-                    true
+                }
+                None => {
+                    if let Some(s) = decide(None) {
+                        self.insert_new(member, s, limits);
+                    }
+                }
+            },
+            ZSet::Skiplist(sl) => sl.upsert(member, decide),
+        }
+    }
+
+    /// Add a member known to be absent (converting to a skiplist first when the listpack
+    /// would go over the limits, as zsetAdd).
+    pub fn insert_new(&mut self, member: &[u8], score: f64, limits: &Limits) {
+        if let ZSet::Listpack(lp) = self {
+            if lp.len() / 2 < limits.zset_max_listpack_entries as usize
+                && member.len() as u64 <= limits.zset_max_listpack_value
+            {
+                return Self::lp_insert(lp, member, score);
+            }
+            self.convert_to_skiplist();
+        }
+        if let ZSet::Skiplist(sl) = self {
+            sl.insert(member.to_vec().into_boxed_slice(), score);
+        }
+    }
+
+    /// Give a member known to be present a new score, keeping the order.
+    pub fn update(&mut self, member: &[u8], score: f64) {
+        match self {
+            ZSet::Listpack(lp) => {
+                if let Some(at) = Self::lp_find(lp, member) {
+                    // zzlDelete + zzlInsert.
+                    lp.delete_range(at, 2);
+                    Self::lp_insert(lp, member, score);
                 }
             }
-            ZSet::Listpack(_) => unreachable!("converted above"),
+            ZSet::Skiplist(sl) => sl.update(member, score),
         }
     }
 
@@ -439,6 +575,43 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn fast_g17_is_printf(bits in proptest::num::u64::ANY, small in -1e7f64..1e7, k in 0u32..4000) {
+            let mut b = [0u8; 32];
+            let step = f64::from(k) / 8.0 - 250.0;
+            for v in [f64::from_bits(bits), small, small / 1000.0, step, step * 1e-3, 0.1 * f64::from(k), 1.0 / f64::from(k + 1)] {
+                if let Some(t) = g17_fast(v, &mut b) {
+                    proptest::prop_assert_eq!(std::str::from_utf8(t).unwrap(), g17(v), "{:e}", v);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_g17_cases() {
+        let mut b = [0u8; 32];
+        for (v, s) in [
+            (1.1, "1.1000000000000001"),
+            (0.1, "0.10000000000000001"),
+            (1.5, "1.5"),
+            (-2.25, "-2.25"),
+            (1e-5, "1.0000000000000001e-05"),
+            (123456.5, "123456.5"),
+            (1e16 + 2.0, "10000000000000002"),
+            (9.999999999999999e16, "99999999999999984"),
+            (0.3, "0.29999999999999999"),
+            (2.5e-3, "0.0025000000000000001"),
+        ] {
+            assert_eq!(
+                g17_fast(v, &mut b).map(|t| std::str::from_utf8(t).unwrap().to_string()),
+                Some(s.to_string()),
+                "{v}"
+            );
+            assert_eq!(g17(v), s);
+        }
+    }
+
     #[test]
     fn listpack_bytes_match_redis_order() {
         let mut z = ZSet::new();
@@ -471,9 +644,17 @@ mod tests {
                 let m = format!("{m}").into_bytes();
                 let s = f64::from(s) / 2.0;
                 match op {
-                    0 | 1 => {
+                    0 => {
                         let added = z.set(&m, s, &l);
                         assert_eq!(added, model.insert(m, s).is_none());
+                    }
+                    1 => {
+                        let mut seen = None;
+                        z.upsert(&m, &l, |cur| {
+                            seen = Some(cur);
+                            Some(s)
+                        });
+                        assert_eq!(seen, Some(model.insert(m, s)));
                     }
                     2 => assert_eq!(z.remove(&m), model.remove(&m).is_some()),
                     3 => {

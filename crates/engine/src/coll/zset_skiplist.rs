@@ -3,8 +3,7 @@
 //! hash index of node numbers keyed by the member bytes the node owns (each member stored
 //! once). Order: score, then member bytes (memcmp), as Redis's zslInsert.
 
-use hashbrown::HashTable;
-use smallvec::SmallVec;
+use super::zset_index::MemberIndex;
 use std::hash::BuildHasher;
 
 const MAX_LEVEL: usize = 32;
@@ -22,7 +21,69 @@ struct Node {
     member: Box<[u8]>,
     score: f64,
     backward: u32,
-    levels: SmallVec<[Level; 2]>,
+    /// Levels 0 and 1 (most nodes have no others) in the node itself; levels 2 and up
+    /// in the level arena from `lvl`; `height` levels in all.
+    low: [Level; INLINE],
+    lvl: u32,
+    height: u8,
+}
+
+/// Levels kept in the node itself.
+const INLINE: usize = 2;
+const CHUNK_BITS: usize = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A vector kept in chunks of `CHUNK` elements (the first one growing up to that):
+/// growing never moves or copies what is stored, and no large block is reallocated.
+#[derive(Clone, Debug)]
+struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+}
+
+impl<T: Clone> Chunked<T> {
+    fn of(v: T, n: usize) -> Chunked<T> {
+        let mut c = Chunked { chunks: Vec::new() };
+        c.push_n(v, n);
+        c
+    }
+
+    fn len(&self) -> usize {
+        self.chunks
+            .last()
+            .map_or(0, |c| (self.chunks.len() - 1) * CHUNK + c.len())
+    }
+
+    /// Append `n` (at most `CHUNK`) copies of `v`, contiguous within one chunk (the last
+    /// chunk's end is padded when they would straddle two); returns the first's index.
+    fn push_n(&mut self, v: T, n: usize) -> usize {
+        let room = self.chunks.last().map_or(0, |c| CHUNK - c.len());
+        if room < n {
+            if let Some(c) = self.chunks.last_mut() {
+                c.resize(CHUNK, v.clone());
+            }
+            let cap = if self.chunks.is_empty() { n } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        let at = self.len();
+        let c = self.chunks.last_mut().expect("a chunk was just ensured");
+        c.extend(std::iter::repeat_n(v, n));
+        at
+    }
+}
+
+impl<T> std::ops::Index<usize> for Chunked<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Chunked<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
 }
 
 /// Is (s1, m1) ordered before (s2, m2)?
@@ -33,12 +94,15 @@ fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
 
 #[derive(Clone)]
 pub struct SkipList {
-    nodes: Vec<Node>,
+    nodes: Chunked<Node>,
     free: Vec<u32>,
+    /// Every node's levels, each node's contiguous; freed blocks kept by height.
+    levels: Chunked<Level>,
+    free_levels: Vec<Vec<u32>>,
     tail: u32,
     level: usize,
     len: usize,
-    index: HashTable<u32>,
+    index: MemberIndex,
     hasher: foldhash::fast::FixedState,
     rng: u64,
 }
@@ -69,15 +133,19 @@ impl SkipList {
             member: Box::default(),
             score: 0.0,
             backward: NIL,
-            levels: std::iter::repeat_n(Level { fwd: NIL, span: 0 }, MAX_LEVEL).collect(),
+            low: [Level { fwd: NIL, span: 0 }; INLINE],
+            lvl: 0,
+            height: MAX_LEVEL as u8,
         };
         SkipList {
-            nodes: vec![head],
+            nodes: Chunked::of(head, 1),
             free: Vec::new(),
+            levels: Chunked::of(Level { fwd: NIL, span: 0 }, MAX_LEVEL - INLINE),
+            free_levels: vec![Vec::new(); MAX_LEVEL + 1],
             tail: NIL,
             level: 1,
             len: 0,
-            index: HashTable::new(),
+            index: MemberIndex::new(),
             hasher: foldhash::fast::FixedState::with_seed(seed()),
             rng: 0x9E37_79B9_7F4A_7C15,
         }
@@ -89,6 +157,38 @@ impl SkipList {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    #[inline]
+    fn lv(&self, x: u32, i: usize) -> Level {
+        let n = &self.nodes[x as usize];
+        if i < INLINE {
+            n.low[i]
+        } else {
+            self.levels[n.lvl as usize + i - INLINE]
+        }
+    }
+
+    #[inline]
+    fn lv_mut(&mut self, x: u32, i: usize) -> &mut Level {
+        let n = &mut self.nodes[x as usize];
+        if i < INLINE {
+            return &mut n.low[i];
+        }
+        let at = n.lvl as usize + i - INLINE;
+        &mut self.levels[at]
+    }
+
+    /// The arena block for the levels past the inline ones of a node `h` high (reused
+    /// from a freed node of that height when there is one).
+    fn alloc_levels(&mut self, h: usize) -> u32 {
+        if h <= INLINE {
+            return 0;
+        }
+        match self.free_levels[h].pop() {
+            Some(at) => at,
+            None => self.levels.push_n(Level::default(), h - INLINE) as u32,
+        }
     }
 
     fn random_level(&mut self) -> usize {
@@ -109,11 +209,15 @@ impl SkipList {
         }
     }
 
+    /// The 32 hash bits the index keeps for a member.
+    fn tag(&self, member: &[u8]) -> u32 {
+        self.hasher.hash_one(member) as u32
+    }
+
     fn find_node(&self, member: &[u8]) -> Option<u32> {
-        let h = self.hasher.hash_one(member);
-        self.index
-            .find(h, |&i| &*self.nodes[i as usize].member == member)
-            .copied()
+        self.index.find(self.tag(member), |i| {
+            &*self.nodes[i as usize].member == member
+        })
     }
 
     /// The member's score, if present.
@@ -122,82 +226,92 @@ impl SkipList {
     }
 
     fn fwd(&self, x: u32, i: usize) -> u32 {
-        self.nodes[x as usize].levels[i].fwd
+        self.lv(x, i).fwd
     }
 
     /// Insert a member known to be absent.
     pub fn insert(&mut self, member: Box<[u8]>, score: f64) {
-        let mut update = [HEAD; MAX_LEVEL];
-        let mut rank = [0u32; MAX_LEVEL];
-        let mut x = HEAD;
-        for i in (0..self.level).rev() {
-            rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
-            loop {
-                let f = self.fwd(x, i);
-                if f != NIL && {
-                    let n = &self.nodes[f as usize];
-                    before(n.score, &n.member, score, &member)
-                } {
-                    rank[i] += self.nodes[x as usize].levels[i].span;
-                    x = f;
-                } else {
-                    break;
-                }
-            }
-            update[i] = x;
-        }
         let lvl = self.random_level();
-        if lvl > self.level {
-            for i in self.level..lvl {
-                rank[i] = 0;
-                update[i] = HEAD;
-                self.nodes[HEAD as usize].levels[i].span = self.len as u32;
-            }
-            self.level = lvl;
-        }
         let node = Node {
             member,
             score,
-            backward: if update[0] == HEAD { NIL } else { update[0] },
-            levels: std::iter::repeat_n(Level::default(), lvl).collect(),
+            backward: NIL,
+            low: [Level::default(); INLINE],
+            lvl: self.alloc_levels(lvl),
+            height: lvl as u8,
         };
         let n = match self.free.pop() {
             Some(n) => {
                 self.nodes[n as usize] = node;
                 n
             }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
+            None => self.nodes.push_n(node, 1) as u32,
         };
+        self.link(n);
+        let t = self.tag(&self.nodes[n as usize].member);
+        self.index.insert(t, n);
+    }
+
+    /// Link node `n` (member, score and height set; not in the list) in its place, as
+    /// zslInsert does.
+    fn link(&mut self, n: u32) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut rank = [0u32; MAX_LEVEL];
+        let (score, lvl) = (
+            self.nodes[n as usize].score,
+            self.nodes[n as usize].height as usize,
+        );
+        {
+            let member = &self.nodes[n as usize].member;
+            let mut x = HEAD;
+            for i in (0..self.level).rev() {
+                rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
+                loop {
+                    let f = self.fwd(x, i);
+                    if f != NIL && {
+                        let fnode = &self.nodes[f as usize];
+                        before(fnode.score, &fnode.member, score, member)
+                    } {
+                        rank[i] += self.lv(x, i).span;
+                        x = f;
+                    } else {
+                        break;
+                    }
+                }
+                update[i] = x;
+            }
+        }
+        if lvl > self.level {
+            for i in self.level..lvl {
+                rank[i] = 0;
+                update[i] = HEAD;
+                self.lv_mut(HEAD, i).span = self.len as u32;
+            }
+            self.level = lvl;
+        }
+        self.nodes[n as usize].backward = if update[0] == HEAD { NIL } else { update[0] };
         for i in 0..lvl {
-            let u = update[i] as usize;
-            let ul = self.nodes[u].levels[i];
-            self.nodes[n as usize].levels[i] = Level {
+            let u = update[i];
+            let ul = self.lv(u, i);
+            *self.lv_mut(n, i) = Level {
                 fwd: ul.fwd,
                 span: ul.span - (rank[0] - rank[i]),
             };
-            self.nodes[u].levels[i] = Level {
+            *self.lv_mut(u, i) = Level {
                 fwd: n,
                 span: (rank[0] - rank[i]) + 1,
             };
         }
         for (i, &u) in update.iter().enumerate().take(self.level).skip(lvl) {
-            self.nodes[u as usize].levels[i].span += 1;
+            self.lv_mut(u, i).span += 1;
         }
-        let f0 = self.nodes[n as usize].levels[0].fwd;
+        let f0 = self.lv(n, 0).fwd;
         if f0 != NIL {
             self.nodes[f0 as usize].backward = n;
         } else {
             self.tail = n;
         }
         self.len += 1;
-        let h = self.hasher.hash_one(&*self.nodes[n as usize].member);
-        let nodes = &self.nodes;
-        let hasher = &self.hasher;
-        self.index
-            .insert_unique(h, n, |&i| hasher.hash_one(&*nodes[i as usize].member));
     }
 
     /// The update vector for the node with (score, member).
@@ -221,12 +335,11 @@ impl SkipList {
         update
     }
 
-    /// Unlink node `x` (Redis's zslDeleteNode), drop it from the index and free its slot;
-    /// returns its member.
-    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
+    /// Take node `x` out of the list (Redis's zslDeleteNode), keeping the node.
+    fn unlink_links(&mut self, x: u32, update: &[u32; MAX_LEVEL]) {
         for (i, &u) in update.iter().enumerate().take(self.level) {
-            let xl = self.nodes[x as usize].levels.get(i).copied();
-            let ul = &mut self.nodes[u as usize].levels[i];
+            let xl = (i < self.nodes[x as usize].height as usize).then(|| self.lv(x, i));
+            let ul = self.lv_mut(u, i);
             match xl {
                 Some(xl) if ul.fwd == x => {
                     ul.span = ul.span + xl.span - 1;
@@ -235,24 +348,31 @@ impl SkipList {
                 _ => ul.span -= 1,
             }
         }
-        let f0 = self.nodes[x as usize].levels[0].fwd;
+        let f0 = self.lv(x, 0).fwd;
         let back = self.nodes[x as usize].backward;
         if f0 != NIL {
             self.nodes[f0 as usize].backward = back;
         } else {
             self.tail = back;
         }
-        while self.level > 1 && self.nodes[HEAD as usize].levels[self.level - 1].fwd == NIL {
+        while self.level > 1 && self.lv(HEAD, self.level - 1).fwd == NIL {
             self.level -= 1;
         }
         self.len -= 1;
+    }
+
+    /// Unlink node `x` (Redis's zslDeleteNode), drop it from the index and free its slot;
+    /// returns its member.
+    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) -> Box<[u8]> {
+        self.unlink_links(x, update);
         let node = &mut self.nodes[x as usize];
         let member = std::mem::take(&mut node.member);
-        node.levels = SmallVec::new();
-        let h = self.hasher.hash_one(&*member);
-        if let Ok(e) = self.index.find_entry(h, |&i| i == x) {
-            e.remove();
+        let (lvl, height) = (node.lvl, node.height as usize);
+        if height > INLINE {
+            self.free_levels[height].push(lvl);
         }
+        let t = self.tag(&member);
+        self.index.remove(t, x);
         self.free.push(x);
         member
     }
@@ -268,21 +388,46 @@ impl SkipList {
 
     /// Give an existing member a new score (in place when its position does not change).
     pub fn update(&mut self, member: &[u8], score: f64) {
-        let Some(x) = self.find_node(member) else {
-            return;
-        };
+        if let Some(x) = self.find_node(member) {
+            self.update_node(x, score);
+        }
+    }
+
+    /// One lookup of `member`: `decide` gets its score (None if absent) and answers the
+    /// score to give it (None: leave it as it is, or do not add it).
+    pub fn upsert(&mut self, member: &[u8], decide: impl FnOnce(Option<f64>) -> Option<f64>) {
+        match self.find_node(member) {
+            Some(x) => {
+                let cur = self.nodes[x as usize].score;
+                if let Some(s) = decide(Some(cur)) {
+                    if s != cur {
+                        self.update_node(x, s);
+                    }
+                }
+            }
+            None => {
+                if let Some(s) = decide(None) {
+                    self.insert(member.to_vec().into_boxed_slice(), s);
+                }
+            }
+        }
+    }
+
+    /// Give node `x` a new score: in place when its neighbours allow, else re-linked in
+    /// its new place, the node (and its index entry) kept, as zslUpdateScore does.
+    fn update_node(&mut self, x: u32, score: f64) {
         let n = &self.nodes[x as usize];
         let back_ok = n.backward == NIL || self.nodes[n.backward as usize].score < score;
-        let f0 = n.levels[0].fwd;
+        let f0 = self.lv(x, 0).fwd;
         let fwd_ok = f0 == NIL || self.nodes[f0 as usize].score > score;
         if back_ok && fwd_ok {
             self.nodes[x as usize].score = score;
             return;
         }
-        let old = n.score;
-        let update = self.path_to(old, member);
-        let m = self.unlink(x, &update);
-        self.insert(m, score);
+        let update = self.path_to(n.score, &n.member);
+        self.unlink_links(x, &update);
+        self.nodes[x as usize].score = score;
+        self.link(x);
     }
 
     /// The 0-based rank of a member and its score.
@@ -303,7 +448,7 @@ impl SkipList {
                     let n = &self.nodes[f as usize];
                     pred(n.score, &n.member)
                 } {
-                    rank += self.nodes[x as usize].levels[i].span as usize;
+                    rank += self.lv(x, i).span as usize;
                     x = f;
                 } else {
                     break;
@@ -320,7 +465,7 @@ impl SkipList {
         let mut x = HEAD;
         for i in (0..self.level).rev() {
             loop {
-                let l = self.nodes[x as usize].levels[i];
+                let l = self.lv(x, i);
                 if l.fwd != NIL && traversed + l.span as usize <= target {
                     traversed += l.span as usize;
                     x = l.fwd;
@@ -353,7 +498,7 @@ impl SkipList {
             if !f(&n.member, n.score) {
                 return;
             }
-            x = if rev { n.backward } else { n.levels[0].fwd };
+            x = if rev { n.backward } else { self.lv(x, 0).fwd };
         }
     }
 
@@ -365,7 +510,7 @@ impl SkipList {
         let mut x = HEAD;
         for i in (0..self.level).rev() {
             loop {
-                let l = self.nodes[x as usize].levels[i];
+                let l = self.lv(x, i);
                 if l.fwd != NIL && traversed + (l.span as usize) < start + 1 {
                     traversed += l.span as usize;
                     x = l.fwd;
@@ -389,13 +534,13 @@ impl SkipList {
 
     /// Every element in order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
-        let mut x = self.nodes[HEAD as usize].levels[0].fwd;
+        let mut x = self.lv(HEAD, 0).fwd;
         std::iter::from_fn(move || {
             if x == NIL {
                 return None;
             }
             let n = &self.nodes[x as usize];
-            x = n.levels[0].fwd;
+            x = self.lv(x, 0).fwd;
             Some((&*n.member, n.score))
         })
     }
@@ -413,37 +558,22 @@ impl SkipList {
         })
     }
 
-    /// ZSCAN: members ordered by their bit-reversed hash (fixed for the process, so a
-    /// cursor stays meaningful across changes): up to `count` from `cursor` on (with
-    /// every member sharing the last key), and the next cursor (0 at the end).
-    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
-        let count = count.max(1);
-        let mut cands: Vec<(u64, u32)> = self
-            .index
-            .iter()
-            .filter_map(|&i| {
-                let k = self
-                    .hasher
-                    .hash_one(&*self.nodes[i as usize].member)
-                    .reverse_bits();
-                (k >= cursor).then_some((k, i))
-            })
-            .collect();
-        let mut next = 0;
-        if cands.len() > count {
-            cands.select_nth_unstable(count - 1);
-            let last = cands[count - 1].0;
-            cands.retain(|c| c.0 <= last);
-            next = last.wrapping_add(1);
-        }
-        let out = cands
-            .iter()
-            .map(|&(_, i)| {
+    /// ZSCAN: home slots of the member index in reverse-binary order (dictScan's cursor)
+    /// until `count` members are collected or the walk ends (next cursor 0); at most
+    /// ten slots per member asked for, so a call costs in proportion to `count`.
+    pub fn scan(&self, mut cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
+        let mut out = Vec::new();
+        let mut steps = count.max(1).saturating_mul(10);
+        loop {
+            cursor = self.index.scan_step(cursor, |i| {
                 let n = &self.nodes[i as usize];
-                (n.member.to_vec(), n.score)
-            })
-            .collect();
-        (next, out)
+                out.push((n.member.to_vec(), n.score));
+            });
+            steps -= 1;
+            if cursor == 0 || out.len() >= count || steps == 0 {
+                return (cursor, out);
+            }
+        }
     }
 }
 

@@ -23,7 +23,7 @@ enum Outcome {
     Nop,
 }
 
-/// zsetAdd: apply one element with the flags; Err on an increment to NaN.
+/// zsetAdd: apply one element with the flags (one lookup); Err on an increment to NaN.
 fn apply(
     z: &mut ZSet,
     member: &[u8],
@@ -31,36 +31,39 @@ fn apply(
     f: Flags,
     l: &engine::coll::Limits,
 ) -> Result<(Outcome, f64), ()> {
-    match z.score(member) {
-        Some(cur) => {
-            if f.nx {
-                return Ok((Outcome::Nop, cur));
-            }
-            let mut score = score;
-            if f.incr {
-                score += cur;
-                if score.is_nan() {
-                    return Err(());
-                }
-            }
-            if (f.lt && score >= cur) || (f.gt && score <= cur) {
-                return Ok((Outcome::Nop, cur));
-            }
-            if score != cur {
-                z.set(member, score, l);
-                Ok((Outcome::Updated, score))
-            } else {
-                Ok((Outcome::Same, score))
-            }
-        }
-        None => {
+    let mut out = Ok((Outcome::Nop, score));
+    z.upsert(member, l, |cur| {
+        let Some(cur) = cur else {
             if f.xx {
-                return Ok((Outcome::Nop, score));
+                return None;
             }
-            z.set(member, score, l);
-            Ok((Outcome::Added, score))
+            out = Ok((Outcome::Added, score));
+            return Some(score);
+        };
+        out = Ok((Outcome::Nop, cur));
+        if f.nx {
+            return None;
         }
-    }
+        let mut score = score;
+        if f.incr {
+            score += cur;
+            if score.is_nan() {
+                out = Err(());
+                return None;
+            }
+        }
+        if (f.lt && score >= cur) || (f.gt && score <= cur) {
+            return None;
+        }
+        if score != cur {
+            out = Ok((Outcome::Updated, score));
+            Some(score)
+        } else {
+            out = Ok((Outcome::Same, score));
+            None
+        }
+    });
+    out
 }
 
 fn zadd_generic(ctx: &mut Ctx, argv: &[&[u8]], mut f: Flags) {

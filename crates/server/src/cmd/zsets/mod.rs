@@ -53,25 +53,57 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 
 /// A score as Redis 7.0 replies it (RESP2 bulk string, RESP3 double), one place for it.
 pub fn reply_score(out: &mut ReplyBuf, score: f64) {
-    out.double(score);
+    let mut buf = [0u8; 32];
+    match score_digits(score, &mut buf) {
+        Some(text) => out.double_text(text),
+        None => out.double(score),
+    }
+}
+
+/// `%.17g` of a score without the general (slow, exact) float formatting where a faster
+/// exact way applies: integers below 10^17 as their digits, most others through
+/// [`engine::coll::zset::g17_fast`]. None for the rest (and for -0, inf).
+fn score_digits(v: f64, buf: &mut [u8; 32]) -> Option<&[u8]> {
+    if v.fract() == 0.0 && v.abs() < 1e17 && !(v == 0.0 && v.is_sign_negative()) {
+        let mut w = std::io::Cursor::new(&mut buf[..]);
+        std::io::Write::write_fmt(&mut w, format_args!("{}", v as i64)).ok()?;
+        let n = w.position() as usize;
+        return Some(&buf[..n]);
+    }
+    engine::coll::zset::g17_fast(v, buf)
+}
+
+/// A score as ZSCAN replies it (`%.17g` text, a bulk string in both protocols).
+fn scan_score(out: &mut ReplyBuf, score: f64) {
+    let mut buf = [0u8; 32];
+    match score_digits(score, &mut buf) {
+        Some(text) => out.bulk(text),
+        None => out.bulk(resp::fmt::fmt_g17(score).as_bytes()),
+    }
 }
 
 /// Members with or without their scores: a flat array in RESP2 (and without scores), an
 /// array of [member, score] pairs in RESP3 with scores, as Redis's range replies.
 fn reply_pairs(out: &mut ReplyBuf, pairs: &[(Vec<u8>, f64)], withscores: bool) {
-    if withscores && !out.resp3() {
-        out.array(pairs.len() * 2);
-    } else {
-        out.array(pairs.len());
-    }
+    reply_header(out, pairs.len(), withscores);
     for (m, s) in pairs {
-        if withscores && out.resp3() {
-            out.array(2);
-        }
-        out.bulk(m);
-        if withscores {
-            reply_score(out, *s);
-        }
+        reply_element(out, m, *s, withscores);
+    }
+}
+
+/// The array header of a range reply of `n` elements.
+fn reply_header(out: &mut ReplyBuf, n: usize, withscores: bool) {
+    out.array(if withscores && !out.resp3() { n * 2 } else { n });
+}
+
+/// One element of a range reply.
+fn reply_element(out: &mut ReplyBuf, m: &[u8], s: f64, withscores: bool) {
+    if withscores && out.resp3() {
+        out.array(2);
+    }
+    out.bulk(m);
+    if withscores {
+        reply_score(out, s);
     }
 }
 
@@ -107,12 +139,7 @@ fn strtod_all(arg: &[u8]) -> Option<f64> {
     let neg = t.starts_with('-');
     let lower = body.to_ascii_lowercase();
     if let Some(hex) = lower.strip_prefix("0x") {
-        if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        let v = u128::from_str_radix(hex, 16)
-            .map(|n| n as f64)
-            .unwrap_or(f64::INFINITY);
+        let v = hex_float(hex)?;
         return Some(if neg { -v } else { v });
     }
     if lower == "inf" || lower == "infinity" {
@@ -136,9 +163,31 @@ fn strtod_all(arg: &[u8]) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// The digits of a C hexadecimal float after `0x`: hex digits, an optional fraction, an
+/// optional binary exponent (`p`, decimal).
+fn hex_float(s: &str) -> Option<f64> {
+    let (digits, exp) = match s.split_once('p') {
+        Some((d, e)) => (d, e.parse::<i32>().ok()?),
+        None => (s, 0),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut mant = 0.0f64;
+    for c in int.chars().chain(frac.chars()) {
+        mant = mant * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let e = i64::from(exp) - 4 * frac.len() as i64;
+    Some(mant * 2f64.powi(e.clamp(-2000, 2000) as i32))
+}
+
 /// A score argument as Redis's getDoubleFromObject reads it: no leading space, the whole
 /// string, no overflow to ±inf or underflow to 0 from finite digits, not NaN.
 fn parse_score(arg: &[u8]) -> Option<f64> {
+    if let Some(n) = engine::value::parse_strict_i64(arg) {
+        return Some(n as f64);
+    }
     if arg.is_empty() || arg[0].is_ascii_whitespace() || arg[0] == 0x0b {
         return None;
     }

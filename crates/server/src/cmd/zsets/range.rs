@@ -1,10 +1,14 @@
 //! Ranges: ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZRANGE (and its older forms), ZRANGESTORE,
 //! ZREMRANGEBYRANK/BYSCORE/BYLEX.
 
-use super::{limits, read, remove_with, reply_pairs, store_result, Interval, LexRange, ScoreRange};
+use super::{
+    limits, read, remove_with, reply_element, reply_header, store_result, Interval, LexRange,
+    ScoreRange,
+};
 use crate::cmd::args::{self, SYNTAX_ERR};
 use crate::cmd::Ctx;
 use engine::coll::ZSet;
+use resp::ReplyBuf;
 
 fn rank_generic(ctx: &mut Ctx, argv: &[&[u8]], rev: bool) {
     match read(&mut ctx.keys, argv[1]) {
@@ -74,73 +78,54 @@ fn rank_bounds(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, end as usize))
 }
 
-/// The elements of a range request, in reply order.
-fn collect(
+/// The elements of a range request, in reply order, each given to `emit`.
+fn walk_range(
     z: &ZSet,
     by: By,
     rank: (i64, i64),
     iv: Option<&Interval>,
     rev: bool,
-    offset: i64,
-    limit: i64,
-) -> Vec<(Vec<u8>, f64)> {
-    let mut out = Vec::new();
+    (offset, limit): (i64, i64),
+    mut emit: impl FnMut(&[u8], f64),
+) {
     let len = z.len();
     if by == By::Rank {
         let Some((s, e)) = rank_bounds(rank.0, rank.1, len) else {
-            return out;
+            return;
         };
-        out.reserve(e - s + 1);
-        let (from, n) = if rev {
-            (len - 1 - s, e - s + 1)
-        } else {
-            (s, e - s + 1)
-        };
+        let from = if rev { len - 1 - s } else { s };
+        let mut n = e - s + 1;
         z.walk(from, rev, |m, sc| {
-            out.push((m.to_vec(), sc));
-            out.len() < n
+            emit(m, sc);
+            n -= 1;
+            n > 0
         });
-        return out;
+        return;
     }
-    let Some(iv) = iv else { return out };
-    if offset < 0 || (offset > 0 && offset as usize >= len) {
-        return out;
+    let Some(iv) = iv else { return };
+    if offset < 0 || (offset > 0 && offset as usize >= len) || limit == 0 {
+        return;
     }
     let mut skip = offset as usize;
     let mut left = limit;
-    if left == 0 {
-        return out;
-    }
-    let visit = |m: &[u8], sc: f64, out: &mut Vec<(Vec<u8>, f64)>| -> bool {
+    let mut visit = |m: &[u8], sc: f64| -> bool {
         if skip > 0 {
             skip -= 1;
             return true;
         }
-        out.push((m.to_vec(), sc));
-        left -= 1;
+        emit(m, sc);
+        left = left.wrapping_sub(1);
         left != 0
     };
-    let mut visit = visit;
     if rev {
         let Some(last) = iv.last(z) else {
-            return out;
+            return;
         };
-        z.walk(last, true, |m, sc| {
-            if !iv.gte_min(sc, m) {
-                return false;
-            }
-            visit(m, sc, &mut out)
-        });
+        z.walk(last, true, |m, sc| iv.gte_min(sc, m) && visit(m, sc));
     } else {
         let first = z.count_prefix(|s, m| !iv.gte_min(s, m));
-        z.walk(first, false, |m, sc| {
-            if !iv.lte_max(sc, m) {
-                return false;
-            }
-            visit(m, sc, &mut out)
-        });
+        z.walk(first, false, |m, sc| iv.lte_max(sc, m) && visit(m, sc));
     }
-    out
 }
 
 /// zrangeGenericCommand: `at` is the index of the source key; `dst` the ZRANGESTORE
@@ -217,17 +202,36 @@ fn range_generic(
             Err(e) => return ctx.out.error(e),
         },
     };
-    let pairs = match read(&mut ctx.keys, argv[at]) {
+    let z = match read(&mut ctx.keys, argv[at]) {
         Err(e) => return ctx.out.error(e),
-        Ok(None) => Vec::new(),
-        Ok(Some(z)) => collect(z, by, rank, iv.as_ref(), rev, offset, limit),
+        Ok(z) => z,
     };
+    let iv = iv.as_ref();
     match dst {
         Some(dst) => {
+            let mut pairs = Vec::new();
+            if let Some(z) = z {
+                walk_range(z, by, rank, iv, rev, (offset, limit), |m, s| {
+                    pairs.push((m.to_vec(), s))
+                });
+            }
             let z = ZSet::from_pairs(pairs, &limits(ctx));
             store_result(ctx, dst, z, "zrangestore");
         }
-        None => reply_pairs(ctx.out, &pairs, withscores),
+        None => {
+            // The elements go to a body buffer first: their count heads the reply (as
+            // Redis's deferred length).
+            let mut body = ReplyBuf::new(ctx.out.proto);
+            let mut n = 0;
+            if let Some(z) = z {
+                walk_range(z, by, rank, iv, rev, (offset, limit), |m, s| {
+                    reply_element(&mut body, m, s, withscores);
+                    n += 1;
+                });
+            }
+            reply_header(ctx.out, n, withscores);
+            ctx.out.raw(&body.out);
+        }
     }
 }
 

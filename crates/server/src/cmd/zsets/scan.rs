@@ -2,7 +2,7 @@
 //! its members' (fixed) hashes, bit-reversed, so a member present for the whole iteration
 //! is returned at least once whatever changes in between.
 
-use super::read;
+use super::{read, scan_score};
 use crate::cmd::args::{self, SYNTAX_ERR};
 use crate::cmd::keys::parse_cursor;
 use crate::cmd::Ctx;
@@ -54,6 +54,6 @@ pub fn zscan(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.array(kept.len() * 2);
     for (m, s) in kept {
         ctx.out.bulk(m);
-        ctx.out.bulk(resp::fmt::fmt_g17(*s).as_bytes());
+        scan_score(ctx.out, *s);
     }
 }
