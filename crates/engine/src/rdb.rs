@@ -11,6 +11,7 @@ mod hash;
 mod list;
 pub mod lzf;
 mod set;
+mod ziplist;
 mod zset;
 
 use crate::coll::Limits;
@@ -216,6 +217,32 @@ pub fn load_payload_with(p: &[u8], limits: &Limits) -> Result<Value, RdbError> {
     r.read_object(t)
 }
 
+/// The elements of a compact encoding as pairs (a hash's field/value, a sorted set's
+/// member/score): a non-zero, even count, no first element twice, and every second one
+/// accepted by `value_ok` (lpPairsValidateIntegrityAndDups).
+fn check_pairs<'a>(
+    items: impl Iterator<Item = crate::coll::listpack::Item<'a>>,
+    value_ok: impl Fn(crate::coll::listpack::Item<'a>) -> bool,
+) -> Result<(), RdbError> {
+    let mut seen = std::collections::HashSet::new();
+    let mut n = 0usize;
+    for (i, item) in items.enumerate() {
+        let ok = if i % 2 == 0 {
+            seen.insert(item.to_vec())
+        } else {
+            value_ok(item)
+        };
+        if !ok {
+            return Err(RdbError::Corrupt);
+        }
+        n += 1;
+    }
+    if n == 0 || n % 2 == 1 {
+        return Err(RdbError::Corrupt);
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- decoding
 
 /// A string as stored: an integer encoding or bytes (borrowed when stored plain).
@@ -225,7 +252,16 @@ pub enum RdbString<'a> {
     Bytes(Cow<'a, [u8]>),
 }
 
-impl RdbString<'_> {
+impl<'a> RdbString<'a> {
+    /// The string's bytes as loaded with RDB_LOAD_PLAIN (an integer encoding as its
+    /// decimal text).
+    pub fn into_bytes(self) -> Cow<'a, [u8]> {
+        match self {
+            RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
+            RdbString::Bytes(b) => b,
+        }
+    }
+
     /// The value Redis would hold after loading it (tryObjectEncoding).
     pub fn into_str_value(self) -> StrValue {
         match self {

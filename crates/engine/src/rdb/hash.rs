@@ -4,17 +4,16 @@
 //! 7.0 converts them. Everything is validated: duplicates, odd counts and empty hashes
 //! are refused.
 
-mod ziplist;
-
+use super::ziplist::{self, ziplist_items};
+use super::RdbString;
 use super::{
-    write_len, write_string, RdbError, RdbString, Reader, TYPE_HASH, TYPE_HASH_LISTPACK,
+    check_pairs, write_len, write_string, RdbError, Reader, TYPE_HASH, TYPE_HASH_LISTPACK,
     TYPE_HASH_ZIPLIST, TYPE_HASH_ZIPMAP,
 };
 use crate::coll::hash_table::HashTable;
 use crate::coll::listpack::{Item, Listpack};
 use crate::coll::{Hash, Limits};
 use crate::value::Value;
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 pub(super) fn object_type(h: &Hash) -> u8 {
@@ -43,13 +42,13 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
         TYPE_HASH => read_pairs(r, &limits)?,
         TYPE_HASH_LISTPACK => {
             let lp = Listpack::from_bytes(read_blob(r)?).ok_or(RdbError::Corrupt)?;
-            check_pairs(lp.iter())?;
+            check_pairs(lp.iter(), |_| true)?;
             over_entries(lp, &limits)
         }
         TYPE_HASH_ZIPLIST => {
             let blob = read_blob(r)?;
-            let items = ziplist::ziplist_items(&blob).ok_or(RdbError::Corrupt)?;
-            check_pairs(items.iter().copied())?;
+            let items = ziplist_items(&blob).ok_or(RdbError::Corrupt)?;
+            check_pairs(items.iter().copied(), |_| true)?;
             let mut lp = Listpack::new();
             for i in items {
                 match i {
@@ -104,31 +103,6 @@ fn read_blob(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
     }
 }
 
-/// A string element as bytes (integer encodings in decimal).
-fn string_bytes(s: RdbString<'_>) -> Cow<'_, [u8]> {
-    match s {
-        RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
-        RdbString::Bytes(b) => b,
-    }
-}
-
-/// Elements of a compact encoding as field/value pairs: a non-zero, even count and no
-/// field twice (lpPairsValidateIntegrityAndDups).
-fn check_pairs<'a>(items: impl Iterator<Item = Item<'a>>) -> Result<(), RdbError> {
-    let mut seen = HashSet::new();
-    let mut n = 0usize;
-    for (i, item) in items.enumerate() {
-        if i % 2 == 0 && !seen.insert(item.to_vec()) {
-            return Err(RdbError::Corrupt);
-        }
-        n += 1;
-    }
-    if n == 0 || n % 2 == 1 {
-        return Err(RdbError::Corrupt);
-    }
-    Ok(())
-}
-
 /// `RDB_TYPE_HASH`: a count, then field/value strings. A listpack while within the limits
 /// (a table from the start when the count is over them, or from the first pair too long),
 /// as Redis's loader builds it.
@@ -152,8 +126,8 @@ fn read_pairs(r: &mut Reader<'_>, limits: &Limits) -> Result<Hash, RdbError> {
                 return Ok(Hash::Listpack(lp));
             }
             left -= 1;
-            let f = string_bytes(r.read_string()?);
-            let v = string_bytes(r.read_string()?);
+            let f = r.read_string()?.into_bytes();
+            let v = r.read_string()?.into_bytes();
             if !seen.insert(f.to_vec()) {
                 return Err(RdbError::Corrupt);
             }
@@ -169,8 +143,8 @@ fn read_pairs(r: &mut Reader<'_>, limits: &Limits) -> Result<Hash, RdbError> {
         }
     };
     for _ in 0..left {
-        let f = string_bytes(r.read_string()?);
-        let v = string_bytes(r.read_string()?);
+        let f = r.read_string()?.into_bytes();
+        let v = r.read_string()?.into_bytes();
         if !t.insert(&f, &v) {
             return Err(RdbError::Corrupt);
         }

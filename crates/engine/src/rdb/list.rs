@@ -1,15 +1,15 @@
 //! RDB encoding of lists: Redis 7.0 writes `RDB_TYPE_LIST_QUICKLIST_2`, one listpack per
 //! quicklist node (an LZF-compressed node as its LZF blob).
 
+use super::ziplist::ziplist_items;
 use super::{
-    write_len, write_string, RdbError, RdbString, Reader, TYPE_LIST, TYPE_LIST_QUICKLIST,
+    write_len, write_string, RdbError, Reader, TYPE_LIST, TYPE_LIST_QUICKLIST,
     TYPE_LIST_QUICKLIST_2, TYPE_LIST_ZIPLIST,
 };
 use crate::coll::list::NodeRef;
 use crate::coll::listpack::{Item, Listpack};
 use crate::coll::List;
 use crate::value::Value;
-use std::borrow::Cow;
 
 /// quicklist node containers (`QUICKLIST_NODE_CONTAINER_*`).
 pub(super) const CONTAINER_PLAIN: u64 = 1;
@@ -56,11 +56,11 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
         TYPE_LIST => {
             let n = r.read_len()?;
             for _ in 0..n {
-                list.push(&string_bytes(r.read_string()?), false);
+                list.push(&r.read_string()?.into_bytes(), false);
             }
         }
         TYPE_LIST_ZIPLIST => {
-            let blob = string_bytes(r.read_string()?);
+            let blob = r.read_string()?.into_bytes();
             for it in ziplist_items(&blob).ok_or(RdbError::Corrupt)? {
                 list.push(&it.to_vec(), false);
             }
@@ -76,7 +76,7 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
                 if container != CONTAINER_PACKED && container != CONTAINER_PLAIN {
                     return Err(RdbError::Corrupt);
                 }
-                let data = string_bytes(r.read_string()?);
+                let data = r.read_string()?.into_bytes();
                 if data.is_empty() {
                     return Err(RdbError::Corrupt);
                 }
@@ -108,87 +108,6 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
         return Err(RdbError::Corrupt);
     }
     Ok(Value::List(Box::new(list)))
-}
-
-/// A string as loaded with RDB_LOAD_PLAIN (integer encodings as their decimal text).
-fn string_bytes(s: RdbString<'_>) -> Cow<'_, [u8]> {
-    match s {
-        RdbString::Int(n) => Cow::Owned(n.to_string().into_bytes()),
-        RdbString::Bytes(b) => b,
-    }
-}
-
-const ZL_HEADER: usize = 10;
-const ZL_END: u8 = 0xFF;
-
-/// The elements of a ziplist (the node format of Redis 3.2 to 6.2), checked as
-/// ziplistValidateIntegrity's deep mode does: the header's size, tail offset and count,
-/// every entry inside the buffer with its back length equal to the previous entry's size.
-fn ziplist_items(zl: &[u8]) -> Option<Vec<Item<'_>>> {
-    let word = |at: usize| -> Option<usize> {
-        Some(u32::from_le_bytes(zl.get(at..at + 4)?.try_into().ok()?) as usize)
-    };
-    if zl.len() < ZL_HEADER + 1 || word(0)? != zl.len() || zl[zl.len() - 1] != ZL_END {
-        return None;
-    }
-    let tail = word(4)?;
-    let count = u16::from_le_bytes([zl[8], zl[9]]);
-    let body = &zl[..zl.len() - 1];
-    let mut items = Vec::new();
-    let (mut at, mut prev_size, mut last) = (ZL_HEADER, 0usize, ZL_HEADER);
-    while at < body.len() {
-        let (prevlen, head) = match body[at] {
-            0xFE => (word(at + 1)?, 5),
-            ZL_END => return None,
-            b => (usize::from(b), 1),
-        };
-        if prevlen != prev_size {
-            return None;
-        }
-        let e = at + head;
-        let enc = *body.get(e)?;
-        let (enc_len, data_len) = match enc >> 6 {
-            0 => (1, usize::from(enc & 0x3F)),
-            1 => (
-                2,
-                (usize::from(enc & 0x3F) << 8) | usize::from(*body.get(e + 1)?),
-            ),
-            2 => (
-                5,
-                u32::from_be_bytes(body.get(e + 1..e + 5)?.try_into().ok()?) as usize,
-            ),
-            _ => match enc {
-                0xC0 => (1, 2),
-                0xD0 => (1, 4),
-                0xE0 => (1, 8),
-                0xF0 => (1, 3),
-                0xFE => (1, 1),
-                0xF1..=0xFD => (1, 0),
-                _ => return None,
-            },
-        };
-        let d = e + enc_len;
-        let end = d.checked_add(data_len)?;
-        let data = body.get(d..end)?;
-        let item = match enc {
-            0x00..=0xBF => Item::Str(data),
-            0xC0 => Item::Int(i64::from(i16::from_le_bytes(data.try_into().ok()?))),
-            0xD0 => Item::Int(i64::from(i32::from_le_bytes(data.try_into().ok()?))),
-            0xE0 => Item::Int(i64::from_le_bytes(data.try_into().ok()?)),
-            0xF0 => Item::Int(i64::from(
-                i32::from_le_bytes([0, data[0], data[1], data[2]]) >> 8,
-            )),
-            0xFE => Item::Int(i64::from(data[0] as i8)),
-            imm => Item::Int(i64::from(imm & 0x0F) - 1),
-        };
-        items.push(item);
-        prev_size = end - at;
-        last = at;
-        at = end;
-    }
-    let count_ok = count == u16::MAX || usize::from(count) == items.len();
-    let tail_ok = tail == if items.is_empty() { ZL_HEADER } else { last };
-    (count_ok && tail_ok).then_some(items)
 }
 
 #[cfg(test)]

@@ -6,15 +6,15 @@
 //! listpacks are refused; the result is converted under the reader's limits as Redis's
 //! loader converts it.
 
+use super::ziplist::ziplist_items;
 use super::{
-    write_len, write_string, RdbError, RdbString, Reader, TYPE_ZSET, TYPE_ZSET_2,
+    check_pairs, write_len, write_string, RdbError, Reader, TYPE_ZSET, TYPE_ZSET_2,
     TYPE_ZSET_LISTPACK, TYPE_ZSET_ZIPLIST,
 };
 use crate::coll::listpack::{Item, Listpack};
 use crate::coll::zset::{parse_stored_score, SkipList};
 use crate::coll::ZSet;
 use crate::value::Value;
-use std::collections::HashSet;
 
 pub(super) fn object_type(z: &ZSet) -> u8 {
     match z {
@@ -46,7 +46,7 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
             }
             let mut sl = SkipList::new();
             for _ in 0..n {
-                let m = string_bytes(r.read_string()?);
+                let m = r.read_string()?.into_bytes().into_owned();
                 let score = if t == TYPE_ZSET_2 {
                     let b = r.read_bytes(8)?;
                     f64::from_le_bytes(b.try_into().map_err(|_| RdbError::Corrupt)?)
@@ -63,15 +63,15 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
             z
         }
         TYPE_ZSET_LISTPACK => {
-            let blob = string_bytes(r.read_string()?);
+            let blob = r.read_string()?.into_bytes().into_owned();
             let lp = Listpack::from_bytes(blob).ok_or(RdbError::Corrupt)?;
-            check_pairs(lp.iter())?;
+            check_pairs(lp.iter(), score_ok)?;
             ZSet::Listpack(lp)
         }
         TYPE_ZSET_ZIPLIST => {
-            let blob = string_bytes(r.read_string()?);
+            let blob = r.read_string()?.into_bytes().into_owned();
             let items = ziplist_items(&blob).ok_or(RdbError::Corrupt)?;
-            check_pairs(items.iter().copied())?;
+            check_pairs(items.iter().copied(), score_ok)?;
             let mut lp = Listpack::new();
             for i in items {
                 match i {
@@ -92,10 +92,11 @@ pub(super) fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
     Ok(Value::ZSet(Box::new(z)))
 }
 
-fn string_bytes(s: RdbString<'_>) -> Vec<u8> {
-    match s {
-        RdbString::Int(n) => n.to_string().into_bytes(),
-        RdbString::Bytes(b) => b.into_owned(),
+/// A stored score (the second of each member/score pair) that parses as a number.
+fn score_ok(it: Item<'_>) -> bool {
+    match it {
+        Item::Int(_) => true,
+        Item::Str(s) => parse_stored_score(s).is_some(),
     }
 }
 
@@ -108,128 +109,6 @@ fn read_old_double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
         253 => Ok(f64::NAN),
         n => parse_stored_score(r.read_bytes(u64::from(n))?).ok_or(RdbError::Corrupt),
     }
-}
-
-/// Member/score pairs: an even, non-zero count, no member twice, every score a number.
-fn check_pairs<'a>(items: impl Iterator<Item = Item<'a>>) -> Result<(), RdbError> {
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
-    let mut n = 0usize;
-    for (i, it) in items.enumerate() {
-        n += 1;
-        if i % 2 == 0 {
-            if !seen.insert(it.to_vec()) {
-                return Err(RdbError::Corrupt);
-            }
-        } else if let Item::Str(s) = it {
-            parse_stored_score(s).ok_or(RdbError::Corrupt)?;
-        }
-    }
-    if n == 0 || !n.is_multiple_of(2) {
-        return Err(RdbError::Corrupt);
-    }
-    Ok(())
-}
-
-/// The entries of a ziplist (Redis's pre-7.0 compact encoding), every header, length and
-/// back-link checked: None if anything is off.
-fn ziplist_items(b: &[u8]) -> Option<Vec<Item<'_>>> {
-    const HEADER: usize = 10;
-    if b.len() < HEADER + 1 {
-        return None;
-    }
-    let total = u32::from_le_bytes(b[0..4].try_into().ok()?) as usize;
-    let tail = u32::from_le_bytes(b[4..8].try_into().ok()?) as usize;
-    let count = u16::from_le_bytes([b[8], b[9]]);
-    if total != b.len() || b[total - 1] != 0xFF {
-        return None;
-    }
-    let mut items = Vec::new();
-    let mut at = HEADER;
-    let mut prev_size = 0usize;
-    let mut last = HEADER;
-    while b[at] != 0xFF {
-        let start = at;
-        // prevlen
-        let prevlen = if b[at] < 254 {
-            at += 1;
-            b[start] as usize
-        } else if b[at] == 254 {
-            let v = u32::from_le_bytes(b.get(at + 1..at + 5)?.try_into().ok()?) as usize;
-            at += 5;
-            v
-        } else {
-            return None;
-        };
-        if prevlen != prev_size {
-            return None;
-        }
-        let enc = *b.get(at)?;
-        let item = match enc >> 6 {
-            0 => {
-                let len = (enc & 0x3F) as usize;
-                at += 1;
-                Item::Str(take(b, &mut at, len)?)
-            }
-            1 => {
-                let len = (((enc & 0x3F) as usize) << 8) | *b.get(at + 1)? as usize;
-                at += 2;
-                Item::Str(take(b, &mut at, len)?)
-            }
-            2 => {
-                if enc != 0x80 {
-                    return None;
-                }
-                let len = u32::from_be_bytes(b.get(at + 1..at + 5)?.try_into().ok()?) as usize;
-                at += 5;
-                Item::Str(take(b, &mut at, len)?)
-            }
-            _ => {
-                at += 1;
-                let (v, n) = match enc {
-                    0xC0 => (
-                        i16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?) as i64,
-                        2,
-                    ),
-                    0xD0 => (
-                        i32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as i64,
-                        4,
-                    ),
-                    0xE0 => (i64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?), 8),
-                    0xF0 => {
-                        let s = b.get(at..at + 3)?;
-                        let u = u32::from_le_bytes([0, s[0], s[1], s[2]]);
-                        ((u as i32 >> 8) as i64, 3)
-                    }
-                    0xFE => (*b.get(at)? as i8 as i64, 1),
-                    0xF1..=0xFD => ((enc & 0x0F) as i64 - 1, 0),
-                    _ => return None,
-                };
-                at += n;
-                Item::Int(v)
-            }
-        };
-        if at >= b.len() {
-            return None;
-        }
-        prev_size = at - start;
-        last = start;
-        items.push(item);
-    }
-    if at != total - 1 || (count != u16::MAX && count as usize != items.len()) {
-        return None;
-    }
-    let want_tail = if items.is_empty() { HEADER } else { last };
-    if tail != want_tail {
-        return None;
-    }
-    Some(items)
-}
-
-/// `len` bytes at `*at`, moving past them.
-fn take<'a>(b: &'a [u8], at: &mut usize, len: usize) -> Option<&'a [u8]> {
-    let s = b.get(*at..at.checked_add(len)?)?;
-    *at += len;
-    Some(s)
 }
 
 #[cfg(test)]

@@ -2,12 +2,11 @@
 
 use super::args::{self, is, SYNTAX_ERR};
 use super::coll;
-use super::keys::parse_cursor;
+use super::scan_args;
 use super::{Ctx, Handler};
 use crate::floatfmt::LongDouble;
 use engine::coll::listpack::Item;
 use engine::coll::Hash;
-use engine::glob::glob_match;
 use engine::Event;
 use rand::Rng;
 use resp::ReplyBuf;
@@ -297,37 +296,21 @@ fn hgetall(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn hscan(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let Some(cursor) = parse_cursor(argv[2]) else {
-        return ctx.out.error("ERR invalid cursor");
+    let cursor = match scan_args::parse_cursor(argv[2]) {
+        Ok(c) => c,
+        Err(e) => return ctx.out.error(e),
     };
     let h = match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
-        Ok(None) => {
-            ctx.out.array(2);
-            ctx.out.bulk(b"0");
-            return ctx.out.array(0);
-        }
+        Ok(None) => return scan_args::reply_empty(ctx.out),
         Ok(Some(h)) => h,
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut j = 3;
-    while j < argv.len() {
-        let has_next = j + 1 < argv.len();
-        if is(argv[j], "count") && has_next {
-            match args::int(argv[j + 1]) {
-                Ok(n) if n >= 1 => count = n as usize,
-                Ok(_) => return ctx.out.error(SYNTAX_ERR),
-                Err(e) => return ctx.out.error(e),
-            }
-        } else if is(argv[j], "match") && has_next {
-            pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
-        } else {
-            return ctx.out.error(SYNTAX_ERR);
-        }
-        j += 2;
-    }
-    let keep = |f: &[u8]| pattern.is_none_or(|p| glob_match(p, f, false));
+    let opts = match scan_args::parse_opts(argv, 3, false) {
+        Ok(o) => o,
+        Err(e) => return ctx.out.error(e),
+    };
+    let count = opts.count;
+    let keep = |f: &[u8]| opts.matches(f);
     let mut found: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let next = match h {
         Hash::Listpack(_) => {

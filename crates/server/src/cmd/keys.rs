@@ -1,6 +1,7 @@
 //! Generic key commands: existence, deletion, expiry, iteration, renaming.
 
-use super::args::{self, is, NO_SUCH_KEY, SYNTAX_ERR};
+use super::args::{self, is, NO_SUCH_KEY};
+use super::scan_args;
 use super::{Ctx, Handler};
 use crate::propagate::deletion;
 use engine::glob::glob_match;
@@ -225,39 +226,19 @@ fn keys(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let Some(cursor) = parse_cursor(argv[1]) else {
-        return ctx.out.error("ERR invalid cursor");
+    let parsed = scan_args::parse_cursor(argv[1])
+        .and_then(|c| Ok((c, scan_args::parse_opts(argv, 2, true)?)));
+    let (cursor, opts) = match parsed {
+        Ok(p) => p,
+        Err(e) => return ctx.out.error(e),
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut type_filter: Option<String> = None;
-    let mut j = 2;
-    while j < argv.len() {
-        let has_next = j + 1 < argv.len();
-        if is(argv[j], "count") && has_next {
-            match args::int(argv[j + 1]) {
-                Ok(n) if n >= 1 => count = n as usize,
-                Ok(_) => return ctx.out.error(SYNTAX_ERR),
-                Err(e) => return ctx.out.error(e),
-            }
-        } else if is(argv[j], "match") && has_next {
-            pattern = Some(argv[j + 1]);
-        } else if is(argv[j], "type") && has_next {
-            type_filter = Some(String::from_utf8_lossy(argv[j + 1]).to_lowercase());
-        } else {
-            return ctx.out.error(SYNTAX_ERR);
-        }
-        j += 2;
-    }
     let mut found: Vec<Vec<u8>> = Vec::new();
     let db = ctx.keys.db();
-    let next = ctx.keys.scan_in(db, cursor, count, |e| {
-        if let Some(p) = pattern {
-            if !glob_match(p, e.key(), false) {
-                return;
-            }
+    let next = ctx.keys.scan_in(db, cursor, opts.count, |e| {
+        if !opts.matches(e.key()) {
+            return;
         }
-        if let Some(t) = &type_filter {
+        if let Some(t) = &opts.type_name {
             if e.value().type_name() != t {
                 return;
             }
@@ -267,22 +248,6 @@ fn scan(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.array(2);
     ctx.out.bulk(next.to_string().as_bytes());
     ctx.out.bulk_array(found.iter());
-}
-
-/// A SCAN cursor as Redis reads it (strtoul, base 10): optional sign, digits, no spaces, no
-/// overflow; a minus sign negates modulo 2^64, and an empty string is cursor 0.
-pub fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    let (neg, digits) = match arg.first() {
-        None => return Some(0),
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        Some(_) => (false, arg),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let v: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 fn randomkey(ctx: &mut Ctx, _argv: &[&[u8]]) {

@@ -21,6 +21,7 @@ pub mod latency;
 pub mod lists;
 pub mod object;
 pub mod pubsub;
+pub mod scan_args;
 pub mod server_cmds;
 pub mod sets;
 pub mod slowlog;

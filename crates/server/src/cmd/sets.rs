@@ -8,7 +8,6 @@ use super::coll;
 use super::{Ctx, Handler};
 use engine::coll::set::Elem;
 use engine::coll::{Limits, Set};
-use engine::glob::glob_match;
 use engine::Event;
 use rand::Rng;
 use resp::ReplyBuf;
@@ -592,39 +591,23 @@ fn sdiffstore(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn sscan(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let Some(cursor) = super::keys::parse_cursor(argv[2]) else {
-        return ctx.out.error("ERR invalid cursor");
+    let cursor = match super::scan_args::parse_cursor(argv[2]) {
+        Ok(c) => c,
+        Err(e) => return ctx.out.error(e),
     };
     let s = match coll::read::<Set>(&mut ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
-        Ok(None) => {
-            ctx.out.array(2);
-            ctx.out.bulk(b"0");
-            return ctx.out.array(0);
-        }
+        Ok(None) => return super::scan_args::reply_empty(ctx.out),
         Ok(Some(s)) => s,
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut j = 3;
-    while j < argv.len() {
-        let has_next = j + 1 < argv.len();
-        if is(argv[j], "count") && has_next {
-            match args::int(argv[j + 1]) {
-                Ok(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                Ok(_) => return ctx.out.error(SYNTAX_ERR),
-                Err(e) => return ctx.out.error(e),
-            }
-        } else if is(argv[j], "match") && has_next {
-            pattern = Some(argv[j + 1]);
-        } else {
-            return ctx.out.error(SYNTAX_ERR);
-        }
-        j += 2;
-    }
+    let opts = match super::scan_args::parse_opts(argv, 3, false) {
+        Ok(o) => o,
+        Err(e) => return ctx.out.error(e),
+    };
+    let count = opts.count;
     let mut found: Vec<Vec<u8>> = Vec::new();
     let mut keep = |m: &[u8]| {
-        if pattern.is_none_or(|p| glob_match(p, m, false)) {
+        if opts.matches(m) {
             found.push(m.to_vec());
         }
     };

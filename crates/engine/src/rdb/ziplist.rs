@@ -1,7 +1,8 @@
-//! Readers of the two encodings older Redis versions saved small hashes in, each checked
-//! the way Redis's deep integrity validation checks it: a ziplist
-//! (`RDB_TYPE_HASH_ZIPLIST`, Redis 3.2 to 6.2) and a zipmap (`RDB_TYPE_HASH_ZIPMAP`,
-//! Redis 2.4 and earlier). Hostile bytes give None, never a panic.
+//! Readers of the compact encodings of older RDB files, each checked the way Redis's deep
+//! integrity validation checks it: the ziplist (Redis 3.2 to 6.2's small hashes, sorted
+//! sets and quicklist nodes: `RDB_TYPE_*_ZIPLIST`, `RDB_TYPE_LIST_QUICKLIST`) and the
+//! zipmap (`RDB_TYPE_HASH_ZIPMAP`, Redis 2.4 and earlier). Hostile bytes give None, never a
+//! panic. One reader for every type.
 
 use crate::coll::listpack::Item;
 
