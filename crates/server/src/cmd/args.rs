@@ -89,3 +89,14 @@ pub fn c_atoi(s: &[u8]) -> i64 {
     let n = if neg { -n } else { n };
     n.clamp(i32::MIN as i64, i32::MAX as i64)
 }
+
+/// A signed count of random picks (SRANDMEMBER, HRANDFIELD, ZRANDMEMBER):
+/// getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX), so i64::MIN is out of range.
+pub fn random_count(arg: &[u8]) -> Result<i64, &'static str> {
+    match int(arg)? {
+        i64::MIN => Err(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        ),
+        n => Ok(n),
+    }
+}

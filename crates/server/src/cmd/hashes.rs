@@ -351,13 +351,8 @@ fn hscan(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn hrandfield(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() >= 3 {
-        let l = match args::int(argv[2]) {
+        let l = match args::random_count(argv[2]) {
             Err(e) => return ctx.out.error(e),
-            Ok(i64::MIN) => {
-                return ctx.out.error(
-                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-                )
-            }
             Ok(n) => n,
         };
         let withvalues = match argv.len() {

@@ -196,14 +196,9 @@ fn distinct_positions(len: usize, count: usize, rng: &mut impl Rng) -> Vec<usize
 }
 
 fn srandmember_count(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let l = match args::int(argv[2]) {
+    let l = match args::random_count(argv[2]) {
         Err(e) => return ctx.out.error(e),
-        Ok(i64::MIN) => {
-            return ctx.out.error(
-                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            )
-        }
-        Ok(l) => l,
+        Ok(n) => n,
     };
     let (count, uniq) = (l.unsigned_abs(), l >= 0);
     let s = match coll::read::<Set>(&mut ctx.keys, argv[1]) {

@@ -148,13 +148,8 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[&[u8]]) {
             }
         };
     }
-    let l = match args::int(argv[2]) {
+    let l = match args::random_count(argv[2]) {
         Err(e) => return ctx.out.error(e),
-        Ok(i64::MIN) => {
-            return ctx.out.error(
-                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            )
-        }
         Ok(n) => n,
     };
     let withscores = argv.len() == 4 && args::is(argv[3], "withscores");
