@@ -54,7 +54,14 @@ fn serve_noted(srv: &Server, worker: usize) {
         let Some((db, key)) = next else {
             return;
         };
-        while serve_one(srv, worker, db, &key) {}
+        // As around a handler: a bug while serving must not take the worker down (its
+        // waiters stay registered and time out or are served by the next push).
+        let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            while serve_one(srv, worker, db, &key) {}
+        }));
+        if served.is_err() {
+            crate::log::warning("internal error serving blocked clients (this is a Skein bug)");
+        }
     }
 }
 
