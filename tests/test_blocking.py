@@ -191,6 +191,19 @@ def zset_waiters(s):
     s.reply("c")
 
 
+def swapdb_wakes_waiters(s):
+    s.call("p", "SELECT", "1")
+    s.call("p", "RPUSH", "q", "from-db1")
+    s.call("p", "ZADD", "z", "1", "m")
+    s.block("a", "BLPOP", "q", "0")
+    s.block("b", "BZPOPMIN", "z", "nothing", "0")
+    s.call("p", "SWAPDB", "0", "1")
+    s.reply("a")
+    s.reply("b")
+    s.call("p", "SELECT", "0")
+    s.call("p", "EXISTS", "q", "z")
+
+
 def errors(s):
     s.call("a", "BLPOP", "k", "-1")
     s.call("a", "BLPOP", "k", "abc")
@@ -224,7 +237,7 @@ def errors(s):
 SCENARIOS = [fifo_order, pusher_sees_after_serving, blmove_chain, brpoplpush_wrong_dest,
              multi_serves_after_exec, multi_push_and_pop, blocking_inside_multi,
              type_changes_while_waiting, unblock_timeout_and_error, timeouts,
-             pipeline_after_block, zset_waiters, errors]
+             pipeline_after_block, zset_waiters, swapdb_wakes_waiters, errors]
 
 
 @pytest.mark.parametrize("proto", [2, 3])

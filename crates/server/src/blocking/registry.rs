@@ -184,6 +184,20 @@ impl Blocking {
             .contains_key(&(db, key.to_vec()))
     }
 
+    /// Every key of `db` someone waits on.
+    pub fn keys_in_db(&self, db: usize) -> Vec<Vec<u8>> {
+        let mut keys = Vec::new();
+        for s in self.stripes.iter() {
+            keys.extend(
+                s.lock()
+                    .keys()
+                    .filter(|(d, _)| *d == db)
+                    .map(|(_, k)| k.clone()),
+            );
+        }
+        keys
+    }
+
     /// The first waiter on `key` still waiting for a key of `kind` (finished ones met on
     /// the way are dropped from the queue).
     pub fn first_waiting(&self, db: usize, key: &[u8], kind: Kind) -> Option<Arc<Waiter>> {

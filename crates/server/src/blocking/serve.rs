@@ -6,7 +6,7 @@ use crate::cmd::{lists, zsets};
 use crate::dispatch::effects;
 use crate::propagate::{encode, Op as PropOp};
 use crate::server::Server;
-use engine::{Changes, Event, Locked, Plan};
+use engine::{Changes, DbChange, Event, Locked, Plan};
 use std::cell::RefCell;
 
 thread_local! {
@@ -25,14 +25,29 @@ pub fn note_changes(srv: &Server, changes: &Changes) {
         }
         let (db, key) = (c.db as usize, changes.key(c));
         if srv.blocking.has_waiters(db, key) {
-            READY.with(|r| {
-                let mut r = r.borrow_mut();
-                if !r.iter().any(|(d, k)| *d == db && k == key) {
-                    r.push((db, key.to_vec()));
-                }
-            });
+            note(db, key);
         }
     }
+    // SWAPDB brings another database's keys under the waiters of both (Redis's
+    // scanDatabaseForReadyKeys): every waited key of either is tried.
+    for d in &changes.db_changes {
+        if let DbChange::Swapped(a, b) = *d {
+            for db in [a, b] {
+                for key in srv.blocking.keys_in_db(db) {
+                    note(db, &key);
+                }
+            }
+        }
+    }
+}
+
+fn note(db: usize, key: &[u8]) {
+    READY.with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.iter().any(|(d, k)| *d == db && k == key) {
+            r.push((db, key.to_vec()));
+        }
+    });
 }
 
 /// Serve the waiters of every key noted ready by this thread (call with no lock held).
