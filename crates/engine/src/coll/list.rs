@@ -95,6 +95,21 @@ impl List {
         "quicklist"
     }
 
+    /// `list-max-listpack-size` and `list-compress-depth` as the list keeps them.
+    pub fn options(&self) -> (i32, u32) {
+        (self.fill, self.compress)
+    }
+
+    /// The nodes' bytes before compression (DEBUG OBJECT's `ql_uncompressed_size`).
+    pub fn uncompressed_size(&self) -> usize {
+        self.nodes()
+            .map(|n| match n {
+                NodeRef::Packed(b) | NodeRef::Plain(b) => b.len(),
+                NodeRef::Lzf(_, sz, _) => sz,
+            })
+            .sum()
+    }
+
     // ------------------------------------------------------------ node rules
 
     fn size_meets_optimization(&self, sz: usize) -> bool {

@@ -236,8 +236,22 @@ fn object(ctx: &mut Ctx, key: &[u8]) {
     let addr = e.addr();
     let lru = e.lru();
     let idle = super::object::idle_seconds(lru);
+    // A quicklist's figures, as Redis appends them.
+    let extra = match e.value().as_list() {
+        Some(l) => {
+            let (fill, depth) = l.options();
+            let nodes = l.node_count();
+            format!(
+                " ql_nodes:{nodes} ql_avg_node:{:.2} ql_listpack_max:{fill} ql_compressed:{} ql_uncompressed_size:{}",
+                l.len() as f64 / nodes as f64,
+                u8::from(depth != 0),
+                l.uncompressed_size()
+            )
+        }
+        None => String::new(),
+    };
     ctx.out.simple(&format!(
-        "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{idle}"
+        "Value at:{addr:#x} refcount:{refcount} encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:{idle}{extra}"
     ));
 }
 
