@@ -171,7 +171,9 @@ pub struct Locked<'a> {
     /// Where the last remembered hash was found (handlers use keys in order).
     cursor: usize,
     now: i64,
-    pub changes: Changes,
+    /// The command's change buffer, lent by the caller (reused from command to command
+    /// without being moved).
+    pub changes: &'a mut Changes,
 }
 
 impl Keyspace {
@@ -181,7 +183,7 @@ impl Keyspace {
     ///
     /// The plan's key hashes move into the `Locked` (the plan is left without them).
     #[inline]
-    pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: Changes) -> Locked<'a> {
+    pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: &'a mut Changes) -> Locked<'a> {
         let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
         let mut scope = plan.scope;
         if let Scope::Db(d) = scope {
@@ -226,7 +228,7 @@ impl Keyspace {
     /// The shard of one key of `db`: what [`Keyspace::lock`] does for a one-key plan,
     /// without building the plan (the common single-key command's fast path).
     #[inline]
-    pub fn lock_key<'a>(&'a self, db: usize, key: &[u8], changes: Changes) -> Locked<'a> {
+    pub fn lock_key<'a>(&'a self, db: usize, key: &[u8], changes: &'a mut Changes) -> Locked<'a> {
         let hash = hash_key(key);
         let d = self.db(db);
         let shard = d.shard_index(hash);
@@ -255,7 +257,7 @@ impl Keyspace {
     }
 
     /// Nothing held (yet): walks lock one shard at a time; keys cannot be reached.
-    pub fn unlocked(&self, db: usize, changes: Changes) -> Locked<'_> {
+    pub fn unlocked<'a>(&'a self, db: usize, changes: &'a mut Changes) -> Locked<'a> {
         Locked {
             ks: self,
             db,
@@ -323,16 +325,9 @@ impl<'a> Locked<'a> {
         self.now
     }
 
-    /// Release the locks; hands back the change buffer (to be cleared and reused).
+    /// Release the locks (the lent change buffer holds what was recorded).
     #[inline]
-    pub fn release(self) -> Changes {
-        self.changes
-    }
-
-    /// Take over another set of locks' recorded changes (EXEC).
-    pub fn take_changes(&mut self) -> Changes {
-        std::mem::take(&mut self.changes)
-    }
+    pub fn release(self) {}
 
     #[inline]
     fn hash(&mut self, key: &[u8]) -> u64 {
@@ -359,7 +354,7 @@ impl<'a> Locked<'a> {
         let index = d.shard_index(h);
         let per_db = d.shard_count();
         match held(&mut self.guards, self.scope, per_db, db, index) {
-            Some(s) => (s, &mut self.changes),
+            Some(s) => (s, &mut *self.changes),
             None => panic!("key of db {db} shard {index} used without its lock"),
         }
     }
@@ -375,14 +370,14 @@ impl<'a> Locked<'a> {
         let d = self.ks.db(db);
         let per_db = d.shard_count();
         if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
-            return f(s, &mut self.changes);
+            return f(s, &mut *self.changes);
         }
         assert!(
             self.guards.is_empty(),
             "walking db {db} while holding other shards"
         );
         let mut g = d.shards[index].lock();
-        f(&mut g, &mut self.changes)
+        f(&mut g, &mut *self.changes)
     }
 
     // ---- reads ----
@@ -876,12 +871,17 @@ mod tests {
         Keyspace::new(2, 8)
     }
 
-    fn locked_keys<'a>(ks: &'a Keyspace, db: usize, keys: &[&[u8]]) -> Locked<'a> {
+    fn locked_keys<'a>(
+        ks: &'a Keyspace,
+        db: usize,
+        keys: &[&[u8]],
+        changes: &'a mut Changes,
+    ) -> Locked<'a> {
         let mut p = Plan::new();
         for k in keys {
             p.key(ks, db, k);
         }
-        ks.lock(&mut p, db, Changes::default())
+        ks.lock(&mut p, db, changes)
     }
 
     fn names(c: &Changes) -> Vec<(String, &'static str)> {
@@ -894,7 +894,8 @@ mod tests {
     #[test]
     fn writes_record_events_reads_count() {
         let ks = ks();
-        let mut l = locked_keys(&ks, 0, &[b"a", b"b"]);
+        let mut c = Changes::default();
+        let mut l = locked_keys(&ks, 0, &[b"a", b"b"], &mut c);
         l.insert(b"a", StrRef::encode(b"1"), NO_EXPIRE, Event::string("set"));
         l.insert(b"a", StrRef::encode(b"2"), NO_EXPIRE, Event::string("set"));
         assert!(l.get(b"a").is_some());
@@ -907,7 +908,7 @@ mod tests {
         drop(l.modify(b"a", Event::string("append")));
         assert!(l.remove(b"b", Event::DEL).is_none());
         assert!(l.remove(b"a", Event::DEL).is_some());
-        let c = l.release();
+        l.release();
         assert_eq!(
             names(&c),
             vec![
@@ -925,10 +926,11 @@ mod tests {
     #[test]
     fn lazy_expiry_is_recorded() {
         let ks = ks();
-        let mut l = locked_keys(&ks, 0, &[b"t"]);
+        let mut c = Changes::default();
+        let mut l = locked_keys(&ks, 0, &[b"t"], &mut c);
         l.insert(b"t", StrRef::encode(b"v"), 1, Event::string("set"));
         assert!(l.get(b"t").is_none());
-        let c = l.release();
+        l.release();
         assert_eq!(
             names(&c)[2..],
             [("t".into(), "expired"), ("t".into(), "keymiss")]
@@ -940,7 +942,8 @@ mod tests {
     #[should_panic(expected = "without its lock")]
     fn unplanned_key_panics() {
         let ks = Keyspace::new(1, 1024);
-        let mut l = locked_keys(&ks, 0, &[b"a"]);
+        let mut c = Changes::default();
+        let mut l = locked_keys(&ks, 0, &[b"a"], &mut c);
         // Some key of another shard.
         let other = (0..)
             .map(|i| format!("k{i}"))
@@ -957,7 +960,8 @@ mod tests {
         {
             let mut p = Plan::new();
             p.whole_db(0);
-            let mut l = ks.lock(&mut p, 0, Changes::default());
+            let mut c = Changes::default();
+            let mut l = ks.lock(&mut p, 0, &mut c);
             for i in 0..1000 {
                 let k = format!("k{i}");
                 l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
@@ -966,14 +970,15 @@ mod tests {
         let mut seen = HashSet::new();
         let mut cursor = 0;
         loop {
-            let mut l = ks.unlocked(0, Changes::default());
+            let mut c = Changes::default();
+            let mut l = ks.unlocked(0, &mut c);
             cursor = l.scan_in(0, cursor, 10, |e| {
                 assert!(seen.insert(e.key().to_vec()), "duplicate");
             });
             drop(l);
             // Keys added during the iteration do not disturb it.
             let k = format!("new{cursor}");
-            let mut l = locked_keys(&ks, 0, &[k.as_bytes()]);
+            let mut l = locked_keys(&ks, 0, &[k.as_bytes()], &mut c);
             l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
             drop(l);
             if cursor == 0 {
@@ -990,7 +995,8 @@ mod tests {
         let ks = ks();
         let mut p = Plan::new();
         p.all();
-        let mut l = ks.lock(&mut p, 0, Changes::default());
+        let mut c = Changes::default();
+        let mut l = ks.lock(&mut p, 0, &mut c);
         l.insert(b"x", StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
         l.swap_dbs(0, 1);
         assert_eq!((l.len_in(0), l.len_in(1)), (0, 1));
@@ -1011,7 +1017,8 @@ mod tests {
         p.whole_db(0);
         assert_eq!(p.scope(), Scope::Db(0));
         p.key(&ks, 1, b"a");
-        let l = ks.lock(&mut p, 0, Changes::default());
+        let mut c = Changes::default();
+        let l = ks.lock(&mut p, 0, &mut c);
         assert_eq!(l.scope(), Scope::All);
         drop(l);
         let mut q = Plan::new();

@@ -71,9 +71,7 @@ fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> 
         if db.shard_has_expires(s) {
             let mut plan = Plan::new();
             plan.shard(d, s);
-            let mut locked = srv
-                .keyspace
-                .lock(&mut plan, d, std::mem::take(&mut changes));
+            let mut locked = srv.keyspace.lock(&mut plan, d, &mut changes);
             loop {
                 let (sampled, expired) = locked.expire_sample(d, s, SAMPLES);
                 if sampled == 0 || expired * 4 <= sampled || Instant::now() >= deadline {
@@ -83,9 +81,9 @@ fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> 
             // Expired keys are change events like any other (notifications, WATCH,
             // propagated DELs), fed while the shard is still held.
             let mut ops = Vec::new();
-            effects::expired_ops(srv, &locked.changes, &mut ops);
-            effects::consume(srv, srv.stats.workers.len(), &locked.changes, ops);
-            changes = locked.release();
+            effects::expired_ops(srv, locked.changes, &mut ops);
+            effects::consume(srv, srv.stats.workers.len(), locked.changes, ops);
+            locked.release();
             changes.clear();
         }
         cursor = if s + 1 < db.shard_count() {

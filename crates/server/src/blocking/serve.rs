@@ -84,7 +84,8 @@ fn serve_noted(srv: &Server, worker: usize) {
 fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
     // Which kind of waiter the key can serve now, and the first such waiter; its locks.
     let kind = {
-        let mut keys = lock(srv, db, &[key]);
+        let mut changes = Changes::default();
+        let mut keys = lock(srv, db, &[key], &mut changes);
         let kind = match keys.peek(key).map(|e| e.value().type_name()) {
             Some("list") => Kind::List,
             Some("zset") => Kind::ZSet,
@@ -101,7 +102,8 @@ fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
         lock_keys.push(dst);
     }
     let limits = srv.config.hot.coll_limits();
-    let mut keys = lock(srv, db, &lock_keys);
+    let mut changes = Changes::default();
+    let mut keys = lock(srv, db, &lock_keys, &mut changes);
     let mut ops = Vec::new();
     let mut served = false;
     let mut key_left = true;
@@ -121,28 +123,28 @@ fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
 }
 
 /// Lock `keys` of `db` for serving (events kept as the consumers want them).
-fn lock<'s>(srv: &'s Server, db: usize, keys: &[&[u8]]) -> Locked<'s> {
+fn lock<'s>(srv: &'s Server, db: usize, keys: &[&[u8]], changes: &'s mut Changes) -> Locked<'s> {
     let mut plan = Plan::new();
     for k in keys {
         plan.key(&srv.keyspace, db, k);
     }
-    let mut locked = srv.keyspace.lock(&mut plan, db, Changes::default());
-    effects::prepare(srv, &mut locked.changes);
+    let locked = srv.keyspace.lock(&mut plan, db, changes);
+    effects::prepare(srv, locked.changes);
     locked
 }
 
 /// Feed what was done under `keys` to the consumers (propagated as `ops`), then unlock.
-fn finish_locked(srv: &Server, worker: usize, mut keys: Locked<'_>, ops: Vec<PropOp>) {
-    let changes = keys.take_changes();
+fn finish_locked(srv: &Server, worker: usize, keys: Locked<'_>, ops: Vec<PropOp>) {
+    let changes = &*keys.changes;
     let mut all = Vec::new();
     if srv.propagation.active() {
-        effects::expired_ops(srv, &changes, &mut all);
+        effects::expired_ops(srv, changes, &mut all);
         if changes.dirty() > 0 {
             all.extend(ops);
         }
     }
-    effects::consume(srv, worker, &changes, all);
-    drop(keys);
+    effects::consume(srv, worker, changes, all);
+    keys.release();
 }
 
 /// Serve `w` from `key` (its locks held): its reply, or None if there was nothing to

@@ -40,9 +40,26 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         out.simple("QUEUED");
         return;
     }
-    let changes = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let db = client.db;
     let worker = client.worker;
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut changes) => run(srv, client, out, argv, cmd, &mut changes),
+        // A command run from inside another (none today): a buffer of its own.
+        Err(_) => run(srv, client, out, argv, cmd, &mut Changes::default()),
+    });
+    // Waiters on keys this command created are served now, before its reply leaves.
+    crate::blocking::serve_ready(srv, worker);
+}
+
+/// Take the command's locks, run it with its effects, release the locks.
+fn run(
+    srv: &Server,
+    client: &mut ClientState,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+    cmd: &CommandDef,
+    changes: &mut Changes,
+) {
+    let db = client.db;
     let keys = match plan::single_key(cmd, argv) {
         // One key (GET, SET, INCR...): its shard, without building a plan.
         Some(key) => srv.keyspace.lock_key(db, key, changes),
@@ -60,13 +77,9 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         propagate: PropagateAs::default(),
         exec_ops: None,
     };
-    effects::prepare(srv, &mut ctx.keys.changes);
+    effects::prepare(srv, ctx.keys.changes);
     call(&mut ctx, cmd, argv);
-    let mut changes = ctx.keys.release();
-    changes.clear();
-    SCRATCH.with(|s| *s.borrow_mut() = changes);
-    // Waiters on keys this command created are served now, before its reply leaves.
-    crate::blocking::serve_ready(srv, worker);
+    ctx.keys.changes.clear();
 }
 
 /// Redis's checks before a command runs, in Redis's order. Replies the error and returns
