@@ -3,7 +3,8 @@ expired_keys and INFO persistence rdb_changes_since_last_save move for each step
 command sequence must be the same on redis-server 7.0.15 and on skein-server (deltas are
 compared, not absolute values). The sequence is the one test_notifications.py replays
 (string, bitmap and generic key commands, lazy and active expiry, MULTI/EXEC, SWAPDB,
-FLUSHDB/FLUSHALL) followed by hit/miss cases of every read; no subscriber is involved.
+FLUSHDB/FLUSHALL) followed by hit/miss cases of every read, and test_zsets_events.py's
+sorted-set sequence; no subscriber is involved.
 
 The active expiry cycle is off except where a step waits for it, so no count depends on
 when it runs. The servers are the module's own (no RDB saves: rdb_changes_since_last_save
@@ -96,10 +97,21 @@ def servers():
     sk.stop()
 
 
-@pytest.mark.parametrize("which", ["notification-sequence", "hits-and-misses"])
+def sequence(which):
+    if which == "notification-sequence":
+        return SEQUENCE
+    if which == "zset-sequence":
+        # Every writing sorted-set command: Redis counts each member added, updated or
+        # removed in the dirty counter.
+        from test_zsets_events import SEQUENCE as ZSET_SEQUENCE
+        return [("setup", [cmd("FLUSHALL")])] + ZSET_SEQUENCE
+    return EXTRA
+
+
+@pytest.mark.parametrize("which", ["notification-sequence", "hits-and-misses", "zset-sequence"])
 def test_counter_deltas(which, servers):
     ref, sk = servers
-    seq = SEQUENCE if which == "notification-sequence" else EXTRA
+    seq = sequence(which)
     a, b = record(ref.port, seq), record(sk.port, seq)
     diffs = []
     for (name, r_rep, r_delta), (_, s_rep, s_delta) in zip(a, b):

@@ -141,6 +141,12 @@ fn zadd_generic(ctx: &mut Ctx, argv: &[&[u8]], mut f: Flags) {
     if c.nan {
         return ctx.out.error("ERR resulting score is not a number (NaN)");
     }
+    // Redis counts every member added or updated in the dirty counter (the event counted
+    // one of them).
+    let changed = c.added + c.updated;
+    if changed > 1 {
+        ctx.keys.add_dirty(changed as u64 - 1);
+    }
     reply_zadd(ctx, f, c.added, c.updated, c.processed, c.last);
 }
 

@@ -376,15 +376,16 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
 }
 
 /// Remove elements from the sorted set at `key` with `f` (which returns how many it
-/// removed and its result): the event `ev` is recorded if any went, and the key deleted
-/// (`del` after `ev`) when emptied. Ok(None) without such a key.
+/// removed and its result): the event `ev` is recorded if any went, each removed element
+/// counted in the dirty counter as Redis counts it, and the key deleted (`del` after `ev`)
+/// when emptied. Ok(None) without such a key.
 fn remove_with<R>(
     keys: &mut Locked,
     key: &[u8],
     ev: &'static str,
     f: impl FnOnce(&mut ZSet) -> (usize, R),
 ) -> Result<Option<R>, &'static str> {
-    let (r, empty) = match coll::modify::<ZSet>(keys, key, Event::zset(ev))? {
+    let (n, r, empty) = match coll::modify::<ZSet>(keys, key, Event::zset(ev))? {
         None => return Ok(None),
         Some(mut e) => {
             let z = coll::get_mut::<ZSet>(&mut e);
@@ -393,9 +394,12 @@ fn remove_with<R>(
             if n > 0 {
                 e.mark_changed();
             }
-            (r, empty)
+            (n, r, empty)
         }
     };
+    if n > 1 {
+        keys.add_dirty(n as u64 - 1);
+    }
     if empty {
         coll::delete_empty(keys, key);
     }

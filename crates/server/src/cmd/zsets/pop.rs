@@ -2,7 +2,9 @@
 
 use super::{read, remove_with, reply_nested, reply_pairs, reply_score};
 use crate::cmd::args::{self, SYNTAX_ERR};
-use crate::cmd::Ctx;
+use crate::cmd::{coll, Ctx};
+use engine::coll::ZSet;
+use engine::Event;
 use engine::Locked;
 use rand::Rng;
 
@@ -57,8 +59,8 @@ fn zpop_generic(ctx: &mut Ctx, argv: &[&[u8]], max: bool) {
     };
     let nested = ctx.out.resp3() && count.is_some();
     if count == Some(0) {
-        // The type is still checked first.
-        return match read(&mut ctx.keys, argv[1]) {
+        // The type is still checked first, by a write lookup (no hit or miss counted).
+        return match coll::modify::<ZSet>(&mut ctx.keys, argv[1], Event::NONE) {
             Err(e) => ctx.out.error(e),
             Ok(_) => ctx.out.array(0),
         };
