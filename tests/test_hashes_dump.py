@@ -9,7 +9,8 @@ import struct
 import pytest
 
 from resp_client import RawConn, parse
-from test_dump_restore import corruptions, with_valid_crc
+from dump_helpers import rdb_len, rdb_str, ziplist
+from test_dump_restore import bulk, corruptions, with_valid_crc
 
 TYPE_HASH, TYPE_HASH_ZIPMAP, TYPE_HASH_ZIPLIST, TYPE_HASH_LISTPACK = 4, 9, 13, 16
 
@@ -46,11 +47,6 @@ def hashes():
             fields[bytes(rnd.choice(b"fgh") for _ in range(rnd.randrange(1, 12)))] = v
         out.append(list(fields.items()))
     return out
-
-
-def bulk(reply):
-    assert reply[:1] == b"$", reply
-    return parse(reply)
 
 
 def fill(conn, key, pairs):
@@ -119,54 +115,6 @@ def test_dump_restores_across_servers(direction, redis_server, skein_server):
 
 
 # ------------------------------------------------------------ payloads built by hand
-
-def rdb_len(n):
-    if n < 1 << 6:
-        return bytes([n])
-    if n < 1 << 14:
-        return bytes([0x40 | (n >> 8), n & 0xFF])
-    return b"\x80" + struct.pack(">I", n)
-
-
-def rdb_str(s):
-    return rdb_len(len(s)) + s
-
-
-def ziplist(items):
-    """A ziplist as Redis 6.2 writes it (strings and integers)."""
-    entries, prev, tail, off = [], 0, 10, 10
-    for it in items:
-        pl = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
-        if isinstance(it, int):
-            if 0 <= it <= 12:
-                enc = bytes([0xF1 + it])
-            elif -128 <= it <= 127:
-                enc = b"\xfe" + struct.pack("<b", it)
-            elif -32768 <= it <= 32767:
-                enc = b"\xc0" + struct.pack("<h", it)
-            elif -(1 << 23) <= it < (1 << 23):
-                enc = b"\xf0" + struct.pack("<i", it)[:3]
-            elif -(1 << 31) <= it < (1 << 31):
-                enc = b"\xd0" + struct.pack("<i", it)
-            else:
-                enc = b"\xe0" + struct.pack("<q", it)
-        else:
-            n = len(it)
-            if n < 64:
-                enc = bytes([n]) + it
-            elif n < 16384:
-                enc = bytes([0x40 | (n >> 8), n & 0xFF]) + it
-            else:
-                enc = b"\x80" + struct.pack(">I", n) + it
-        e = pl + enc
-        tail = off
-        off += len(e)
-        prev = len(e)
-        entries.append(e)
-    body = b"".join(entries)
-    total = 10 + len(body) + 1
-    return struct.pack("<IIH", total, tail, min(len(items), 65535)) + body + b"\xff"
-
 
 def zipmap(pairs):
     """A zipmap as Redis 2.4 wrote it (with a free byte per value)."""
