@@ -4,8 +4,8 @@ another client's PINGs keep being answered.
 
 Cost: the most expensive hash test: about 250 MB of requests and under 1 GB of server
 memory; with a debug build some tens of seconds on 2 cores. It asserts no timings."""
-import threading
 
+from pinger import Pinger
 from resp_client import RawConn, parse
 
 N = 10_000_000
@@ -28,23 +28,12 @@ def hset_rounds(key):
         yield cmds
 
 
-def ping_until(port, done, result):
-    """Another client: PING until `done` is set; record every reply that is not PONG."""
-    conn = RawConn(port, timeout=120)
-    while not done.is_set():
-        reply = conn.call("PING")
-        result["pongs"] += reply == b"+PONG\r\n"
-        if reply != b"+PONG\r\n":
-            result["bad"].append(reply)
-        done.wait(0.01)
-    conn.close()
 
 
 def test_ten_million_field_hash(skein_server):
     key = b"bighash"
     conn = RawConn(skein_server.port, timeout=300)
-    done, result = threading.Event(), {"pongs": 0, "bad": []}
-    pinger = threading.Thread(target=ping_until, args=(skein_server.port, done, result))
+    pinger = Pinger(skein_server.port)
     pinger.start()
     try:
         created = 0
@@ -77,9 +66,9 @@ def test_ten_million_field_hash(skein_server):
         assert conn.call("HLEN", key) == b":%d\r\n" % (N - 100)
         assert conn.call("DEL", key) == b":1\r\n"
     finally:
-        done.set()
+        pinger.stop.set()
         pinger.join()
         conn.close()
     # The other client was served throughout (counted, not timed).
-    assert not result["bad"]
-    assert result["pongs"] > 0
+    assert not pinger.bad
+    assert pinger.pongs > 0

@@ -6,9 +6,8 @@ answered.
 Cost: one of the most expensive list tests: about 110 MB of requests and a few hundred MB
 of server memory; with a debug build some tens of seconds on 2 cores. It asserts no
 timings."""
-import threading
-import time
 
+from pinger import Pinger
 from resp_client import RawConn, parse
 
 N = 10_000_000
@@ -31,24 +30,6 @@ def push_batches(key):
         yield chunks
 
 
-class Pinger(threading.Thread):
-    """Another client sending PINGs until told to stop; counts the PONGs."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.conn = RawConn(port, timeout=120)
-        self.stop = threading.Event()
-        self.pongs = 0
-        self.bad = []
-
-    def run(self):
-        while not self.stop.is_set():
-            reply = self.conn.call("PING")
-            if reply == b"+PONG\r\n":
-                self.pongs += 1
-            else:
-                self.bad.append(reply)
-            self.stop.wait(0.01)
 
 
 def test_ten_million_element_list(skein_server):
@@ -88,12 +69,7 @@ def test_ten_million_element_list(skein_server):
         assert conn.call("DEL", key) == b":1\r\n"
         assert conn.call("EXISTS", key) == b":0\r\n"
         assert before >= 1  # PINGs were answered while the list was built
-        for _ in range(3000):  # and still are (no timing asserted: just waits for one)
-            if pinger.pongs > before:
-                break
-            time.sleep(0.01)
-        pinger.stop.set()
-        pinger.join(timeout=60)
+        pinger.stop_after_pong_since(before)  # and still are served
         assert not pinger.bad
         assert pinger.pongs > before
     finally:

@@ -4,9 +4,8 @@ PINGs keep being answered.
 
 Cost: the most expensive set test: about 150 MB of requests and a few hundred MB of server
 memory; with a debug build some tens of seconds on 2 cores. It asserts no timings."""
-import threading
-import time
 
+from pinger import Pinger
 from resp_client import RawConn, parse
 
 N = 10_000_000
@@ -26,24 +25,6 @@ def sadd_batches(key):
         yield chunks
 
 
-class Pinger(threading.Thread):
-    """Another client sending PINGs until told to stop; counts the PONGs."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.conn = RawConn(port, timeout=120)
-        self.stop = threading.Event()
-        self.pongs = 0
-        self.bad = []
-
-    def run(self):
-        while not self.stop.is_set():
-            r = self.conn.call("PING")
-            if r == b"+PONG\r\n":
-                self.pongs += 1
-            else:
-                self.bad.append(r)
-            self.stop.wait(0.01)
 
 
 def test_ten_million_member_set(skein_server):
@@ -80,12 +61,7 @@ def test_ten_million_member_set(skein_server):
         assert conn.call("DEL", key) == b":1\r\n"
         assert conn.call("EXISTS", key) == b":0\r\n"
         assert before >= 1  # PINGs were answered while the set was built
-        for _ in range(3000):  # and still are (no timing asserted: just waits for one)
-            if pinger.pongs > before:
-                break
-            time.sleep(0.01)
-        pinger.stop.set()
-        pinger.join(timeout=60)
+        pinger.stop_after_pong_since(before)  # and still are served
         assert not pinger.bad
         assert pinger.pongs > before
     finally:
