@@ -13,32 +13,13 @@ Redis's).
 Bounded by counts (a deadline only guards against a hang); no assertion on timing.
 """
 import random
-import threading
 
 from resp_client import RawConn, parse
+from test_multi_concurrency import run_threads
 
 WORKERS = 4
-DEADLINE_S = 120
 
 
-def run_threads(targets):
-    errors = []
-
-    def wrap(fn):
-        def body():
-            try:
-                fn()
-            except BaseException as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-        return body
-
-    threads = [threading.Thread(target=wrap(t), daemon=True) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(DEADLINE_S)
-    assert not any(t.is_alive() for t in threads), "threads did not finish"
-    assert not errors, errors
 
 
 def test_lmove_keeps_every_element(fresh_skein):
