@@ -211,19 +211,24 @@ class Gen:
                               r.choice([b"0", b"1", b"2", b"99"])])]),
             (1, lambda: [Cmd([b"FLUSHDB"])] if r.random() < 0.3 else [Cmd([b"DBSIZE"])]),
         ]
-        total = sum(w for w, _ in choices)
-        pick = r.uniform(0, total)
-        for w, f in choices:
-            pick -= w
-            if pick <= 0:
-                return f()
-        return choices[-1][1]()
+        return weighted(r, choices)()
 
     def sequence(self, n):
         ops = []
         while len(ops) < n:
             ops += self.command()
         return ops
+
+
+def weighted(r, choices):
+    """The second item of one of `choices` ((weight, item) pairs), picked by weight."""
+    total = sum(w for w, _ in choices)
+    pick = r.uniform(0, total)
+    for w, item in choices:
+        pick -= w
+        if pick <= 0:
+            return item
+    return choices[-1][1]
 
 
 def run_ops(ops, ref_port, sk_port, proto):

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from test_generated import Cmd, run_ops, shrink
+from test_generated import Cmd, run_ops, shrink, weighted
 
 SEEDS = range(int(__import__("os").environ.get("LIST_SEEDS", "20")))
 COMMANDS_PER_SEED = 400
@@ -137,13 +137,7 @@ class Gen:
             (1, lambda: [Cmd([b"EXISTS", k()])]),
             (2, lambda: self.config()),
         ]
-        total = sum(w for w, _ in choices)
-        pick = r.uniform(0, total)
-        for w, f in choices:
-            pick -= w
-            if pick <= 0:
-                return f()
-        return choices[-1][1]()
+        return weighted(r, choices)()
 
     def sequence(self, n):
         ops = list(DEFAULTS)
