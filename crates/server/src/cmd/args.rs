@@ -100,3 +100,11 @@ pub fn random_count(arg: &[u8]) -> Result<i64, &'static str> {
         n => Ok(n),
     }
 }
+
+/// The LIMIT of SINTERCARD and ZINTERCARD (0: no limit).
+pub fn card_limit(arg: &[u8]) -> Result<usize, &'static str> {
+    match int(arg) {
+        Ok(n) if n >= 0 => Ok(n as usize),
+        _ => Err("ERR LIMIT can't be negative"),
+    }
+}

@@ -486,9 +486,9 @@ fn sintercard(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut j = 2 + nk;
     while j < argv.len() {
         if is(argv[j], "limit") && j + 1 < argv.len() {
-            match args::int(argv[j + 1]) {
-                Ok(n) if n >= 0 => limit = n as usize,
-                _ => return ctx.out.error("ERR LIMIT can't be negative"),
+            match args::card_limit(argv[j + 1]) {
+                Ok(n) => limit = n,
+                Err(e) => return ctx.out.error(e),
             }
             j += 2;
         } else {

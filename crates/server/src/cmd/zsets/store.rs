@@ -152,9 +152,9 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
             withscores = true;
             j += 1;
         } else if card && remaining >= 2 && args::is(a, "limit") {
-            match args::int(argv[j + 1]) {
-                Ok(n) if n >= 0 => limit = n as usize,
-                _ => return ctx.out.error("ERR LIMIT can't be negative"),
+            match args::card_limit(argv[j + 1]) {
+                Ok(n) => limit = n,
+                Err(e) => return ctx.out.error(e),
             }
             j += 2;
         } else {
