@@ -4,7 +4,7 @@ ziplist of older Redis versions)."""
 import struct
 
 from resp_client import RawConn
-from test_dump_restore import corruptions
+from test_dump_restore import corruptions, with_valid_crc
 
 
 def both(redis_server, skein_server):
@@ -18,6 +18,26 @@ def assert_same_restore_verdicts(ref, sk, payload, rnd):
         a = ref.call("RESTORE", "dst", "0", bad, "REPLACE")
         b = sk.call("RESTORE", "dst", "0", bad, "REPLACE")
         assert a == b, "payload %r:\n redis %r\n skein %r" % (bad, a, b)
+
+
+def assert_bad_format(ref, sk, bodies):
+    """Each body (type + value), under a valid checksum, is refused by both servers with
+    Redis's "Bad data format"."""
+    for body in bodies:
+        bad = with_valid_crc(body)
+        a = ref.call("RESTORE", "dst", "0", bad, "REPLACE")
+        b = sk.call("RESTORE", "dst", "0", bad, "REPLACE")
+        assert a == b == b"-ERR Bad data format\r\n", (body, a, b)
+
+
+def damaged_with_valid_crc(payload, rnd, rounds=300):
+    """`payload`'s body with 1-3 random bytes replaced, under a recomputed checksum."""
+    body = payload[:-10]
+    for _ in range(rounds):
+        p = bytearray(body)
+        for _ in range(rnd.randrange(1, 4)):
+            p[rnd.randrange(len(p))] = rnd.randrange(256)
+        yield with_valid_crc(bytes(p))
 
 
 def rdb_len(n):

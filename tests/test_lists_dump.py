@@ -7,7 +7,8 @@ serving."""
 import random
 
 from resp_client import parse
-from dump_helpers import assert_same_restore_verdicts, both, rdb_len, rdb_str, ziplist
+from dump_helpers import (assert_bad_format, assert_same_restore_verdicts, both, rdb_len,
+                          rdb_str, ziplist)
 from test_dump_restore import bulk, with_valid_crc
 
 
@@ -218,11 +219,7 @@ def test_corrupted_list_payloads_are_refused(redis_server, skein_server):
     rnd = random.Random(5)
     try:
         ref.call("CONFIG", "SET", "sanitize-dump-payload", "yes")
-        for body in BAD_BODIES:
-            bad = with_valid_crc(body)
-            a = ref.call("RESTORE", "dst", "0", bad, "REPLACE")
-            b = sk.call("RESTORE", "dst", "0", bad, "REPLACE")
-            assert a == b == b"-ERR Bad data format\r\n", (body, a, b)
+        assert_bad_format(ref, sk, BAD_BODIES)
         for els in ([b"1", b"2", b"3"], elements(rnd, 50), [b"q" * 100] * 3):
             ref.call("DEL", "src")
             rpush(ref, "src", els)

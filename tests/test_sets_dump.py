@@ -5,7 +5,8 @@ payloads are refused with Redis's errors while the server keeps serving."""
 import random
 
 from resp_client import parse
-from dump_helpers import assert_same_restore_verdicts, both
+from dump_helpers import (assert_bad_format, assert_same_restore_verdicts, both,
+                          damaged_with_valid_crc)
 from test_dump_restore import bulk, with_valid_crc
 
 
@@ -175,11 +176,7 @@ def test_corrupted_set_payloads_are_refused(redis_server, skein_server):
     rnd = random.Random(5)
     try:
         ref.call("CONFIG", "SET", "sanitize-dump-payload", "yes")
-        for body in BAD_SET_BODIES:
-            bad = with_valid_crc(body)
-            a = ref.call("RESTORE", "dst", "0", bad, "REPLACE")
-            b = sk.call("RESTORE", "dst", "0", bad, "REPLACE")
-            assert a == b == b"-ERR Bad data format\r\n", (body, a, b)
+        assert_bad_format(ref, sk, BAD_SET_BODIES)
         # Well formed, if unusual: a wider intset than needed loads and dumps as is.
         good = with_valid_crc(intset_body(8, [1, 2, 3]))
         for c in (ref, sk):
@@ -194,12 +191,8 @@ def test_corrupted_set_payloads_are_refused(redis_server, skein_server):
             assert_same_restore_verdicts(ref, sk, payload, rnd)
             # The same damage with a recomputed checksum: Skein refuses or loads a
             # sound set, never dies.
-            body = payload[:-10]
-            for _ in range(300):
-                p = bytearray(body)
-                for _ in range(rnd.randrange(1, 4)):
-                    p[rnd.randrange(len(p))] = rnd.randrange(256)
-                r = sk.call("RESTORE", "dst", "0", with_valid_crc(bytes(p)), "REPLACE")
+            for bad in damaged_with_valid_crc(payload, rnd):
+                r = sk.call("RESTORE", "dst", "0", bad, "REPLACE")
                 assert r in (b"+OK\r\n", b"-ERR Bad data format\r\n"), r
                 if r == b"+OK\r\n" and sk.call("TYPE", "dst") == b"+set\r\n":
                     n = parse(sk.call("SCARD", "dst"))
