@@ -82,28 +82,28 @@ fn serve_noted(srv: &Server, worker: usize) {
 
 /// Serve the first waiter of `key`, under its locks. Returns whether to try the next one.
 fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
-    // Which kind of waiter the key can serve now, and the first such waiter; its locks.
-    let kind = {
-        let mut changes = Changes::default();
-        let mut keys = lock(srv, db, &[key], &mut changes);
-        let kind = match keys.peek(key).map(|e| e.value().type_name()) {
-            Some("list") => Kind::List,
-            Some("zset") => Kind::ZSet,
-            _ => return false,
-        };
-        finish_locked(srv, worker, keys, Vec::new());
-        kind
+    // Under the key's lock: which kind of waiter it can serve now, and the first such.
+    let mut changes = Changes::default();
+    let mut keys = lock(srv, db, &[key], &mut changes);
+    let kind = match keys.peek(key).map(|e| e.value().type_name()) {
+        Some("list") => Some(Kind::List),
+        Some("zset") => Some(Kind::ZSet),
+        _ => None,
     };
-    let Some(w) = srv.blocking.first_waiting(db, key, kind) else {
+    let Some(w) = kind.and_then(|kind| srv.blocking.first_waiting(db, key, kind)) else {
+        finish_locked(srv, worker, keys, Vec::new());
         return false;
     };
-    let mut lock_keys: Vec<&[u8]> = vec![key];
     if let Op::ListMove { dst, .. } = &w.op {
-        lock_keys.push(dst);
+        if dst.as_slice() != key {
+            // BLMOVE also needs its destination's shard: take both, in order (what was
+            // seen may change meanwhile; serving looks again).
+            finish_locked(srv, worker, keys, Vec::new());
+            changes.clear();
+            keys = lock(srv, db, &[key, dst], &mut changes);
+        }
     }
     let limits = srv.config.hot.coll_limits();
-    let mut changes = Changes::default();
-    let mut keys = lock(srv, db, &lock_keys, &mut changes);
     let mut ops = Vec::new();
     let mut served = false;
     let mut key_left = true;
