@@ -244,10 +244,5 @@ fn serve_locked(
 pub fn reply_key_and_pairs(out: &mut resp::ReplyBuf, key: &[u8], pairs: &[(Vec<u8>, f64)]) {
     out.array(2);
     out.bulk(key);
-    out.array(pairs.len());
-    for (m, s) in pairs {
-        out.array(2);
-        out.bulk(m);
-        zsets::reply_score(out, *s);
-    }
+    zsets::reply_nested(out, pairs);
 }

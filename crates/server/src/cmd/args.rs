@@ -108,3 +108,58 @@ pub fn card_limit(arg: &[u8]) -> Result<usize, &'static str> {
         _ => Err("ERR LIMIT can't be negative"),
     }
 }
+
+/// What LMPOP/ZMPOP and their blocking forms parse after `numkeys_idx`:
+/// `numkeys key... FIRST|SECOND [COUNT count]`.
+pub struct Mpop<'a> {
+    pub keys: Vec<&'a [u8]>,
+    /// The first of the two words was given (LEFT, MIN).
+    pub first: bool,
+    pub count: usize,
+}
+
+/// lmpopGenericCommand / zmpopGenericCommand's parsing (LMPOP, ZMPOP, BLMPOP, BZMPOP), with
+/// Redis's errors.
+pub fn mpop<'a>(
+    argv: &[&'a [u8]],
+    numkeys_idx: usize,
+    words: [&str; 2],
+) -> Result<Mpop<'a>, &'static str> {
+    const NUMKEYS: &str = "ERR numkeys should be greater than 0";
+    let numkeys = int(argv[numkeys_idx]).map_err(|_| NUMKEYS)?;
+    if numkeys < 1 {
+        return Err(NUMKEYS);
+    }
+    let where_idx = (numkeys as u64)
+        .checked_add(numkeys_idx as u64 + 1)
+        .filter(|&w| w < argv.len() as u64)
+        .ok_or(SYNTAX_ERR)? as usize;
+    let first = if is(argv[where_idx], words[0]) {
+        true
+    } else if is(argv[where_idx], words[1]) {
+        false
+    } else {
+        return Err(SYNTAX_ERR);
+    };
+    let mut count = None;
+    let mut j = where_idx + 1;
+    while j < argv.len() {
+        if count.is_none() && is(argv[j], "count") && j + 1 < argv.len() {
+            j += 1;
+            const COUNT: &str = "ERR count should be greater than 0";
+            let n = int(argv[j]).map_err(|_| COUNT)?;
+            if n < 1 {
+                return Err(COUNT);
+            }
+            count = Some(n as usize);
+        } else {
+            return Err(SYNTAX_ERR);
+        }
+        j += 1;
+    }
+    Ok(Mpop {
+        keys: argv[numkeys_idx + 1..where_idx].to_vec(),
+        first,
+        count: count.unwrap_or(1),
+    })
+}

@@ -3,7 +3,7 @@
 //! (and propagate as those); without, the client waits ([`crate::blocking`]), except
 //! inside MULTI/EXEC, where they answer as on a timeout.
 
-use super::args::{self, is, SYNTAX_ERR};
+use super::args;
 use super::{lists, zsets, Ctx, Handler};
 use crate::blocking::{Op, Waiter};
 use crate::floatfmt::LongDouble;
@@ -34,71 +34,6 @@ fn parse_timeout(arg: &[u8]) -> Result<i64, &'static str> {
         engine::wall_ms().saturating_add(ms)
     } else {
         0
-    })
-}
-
-/// LEFT|RIGHT (getListPositionFromObjectOrReply): true for LEFT.
-fn parse_side(arg: &[u8]) -> Result<bool, &'static str> {
-    if is(arg, "left") {
-        Ok(true)
-    } else if is(arg, "right") {
-        Ok(false)
-    } else {
-        Err(SYNTAX_ERR)
-    }
-}
-
-/// What LMPOP/ZMPOP and their blocking forms parse after `numkeys_idx`:
-/// `numkeys key... FIRST|SECOND [COUNT count]`.
-pub struct Mpop<'a> {
-    pub keys: Vec<&'a [u8]>,
-    /// The first of the two words was given (LEFT, MIN).
-    pub first: bool,
-    pub count: usize,
-}
-
-/// lmpopGenericCommand / zmpopGenericCommand's parsing, with Redis's errors.
-pub fn parse_mpop<'a>(
-    argv: &[&'a [u8]],
-    numkeys_idx: usize,
-    words: [&str; 2],
-) -> Result<Mpop<'a>, &'static str> {
-    const NUMKEYS: &str = "ERR numkeys should be greater than 0";
-    let numkeys = args::int(argv[numkeys_idx]).map_err(|_| NUMKEYS)?;
-    if numkeys < 1 {
-        return Err(NUMKEYS);
-    }
-    let where_idx = (numkeys as u64)
-        .checked_add(numkeys_idx as u64 + 1)
-        .filter(|&w| w < argv.len() as u64)
-        .ok_or(SYNTAX_ERR)? as usize;
-    let first = if is(argv[where_idx], words[0]) {
-        true
-    } else if is(argv[where_idx], words[1]) {
-        false
-    } else {
-        return Err(SYNTAX_ERR);
-    };
-    let mut count = None;
-    let mut j = where_idx + 1;
-    while j < argv.len() {
-        if count.is_none() && is(argv[j], "count") && j + 1 < argv.len() {
-            j += 1;
-            const COUNT: &str = "ERR count should be greater than 0";
-            let n = args::int(argv[j]).map_err(|_| COUNT)?;
-            if n < 1 {
-                return Err(COUNT);
-            }
-            count = Some(n as usize);
-        } else {
-            return Err(SYNTAX_ERR);
-        }
-        j += 1;
-    }
-    Ok(Mpop {
-        keys: argv[numkeys_idx + 1..where_idx].to_vec(),
-        first,
-        count: count.unwrap_or(1),
     })
 }
 
@@ -167,7 +102,7 @@ fn brpop(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn blmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match parse_mpop(argv, 2, ["left", "right"]) {
+    match args::mpop(argv, 2, ["left", "right"]) {
         Ok(m) => list_pop(ctx, &m.keys, m.first, Some(m.count), argv[1]),
         Err(e) => ctx.out.error(e),
     }
@@ -206,7 +141,7 @@ fn list_move(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool, time
 }
 
 fn blmove(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let sides = parse_side(argv[3]).and_then(|f| Ok((f, parse_side(argv[4])?)));
+    let sides = lists::position(argv[3]).and_then(|f| Ok((f, lists::position(argv[4])?)));
     match sides {
         Ok((from, to)) => list_move(ctx, argv, from, to, argv[5]),
         Err(e) => ctx.out.error(e),
@@ -260,7 +195,7 @@ fn bzpopmax(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn bzmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match parse_mpop(argv, 2, ["min", "max"]) {
+    match args::mpop(argv, 2, ["min", "max"]) {
         Ok(m) => zset_pop(ctx, &m.keys, !m.first, Some(m.count), argv[1]),
         Err(e) => ctx.out.error(e),
     }

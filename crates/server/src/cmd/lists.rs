@@ -49,7 +49,7 @@ fn positive(arg: &[u8], msg: Option<&'static str>) -> Result<i64, &'static str> 
 }
 
 /// LEFT / RIGHT (getListPositionFromObjectOrReply): true for LEFT.
-fn position(arg: &[u8]) -> Result<bool, &'static str> {
+pub fn position(arg: &[u8]) -> Result<bool, &'static str> {
     if args::is(arg, "left") {
         Ok(true)
     } else if args::is(arg, "right") {
@@ -292,35 +292,12 @@ fn rpop(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
 fn lmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
-    const NUMKEYS: &str = "ERR numkeys should be greater than 0";
-    let numkeys = match args::int(argv[1]) {
-        Ok(n) if n >= 1 => n as usize,
-        _ => return ctx.out.error(NUMKEYS),
-    };
-    let where_idx = match numkeys.checked_add(2) {
-        Some(i) if i < argv.len() => i,
-        _ => return ctx.out.error(SYNTAX_ERR),
-    };
-    let left = match position(argv[where_idx]) {
-        Ok(l) => l,
+    let m = match args::mpop(argv, 1, ["left", "right"]) {
+        Ok(m) => m,
         Err(e) => return ctx.out.error(e),
     };
-    let mut count: Option<usize> = None;
-    let mut j = where_idx + 1;
-    while j < argv.len() {
-        if count.is_none() && args::is(argv[j], "count") && j + 1 < argv.len() {
-            j += 1;
-            match args::int(argv[j]) {
-                Ok(n) if n >= 1 => count = Some(n as usize),
-                _ => return ctx.out.error("ERR count should be greater than 0"),
-            }
-        } else {
-            return ctx.out.error(SYNTAX_ERR);
-        }
-        j += 1;
-    }
-    let count = count.unwrap_or(1);
-    for key in &argv[2..where_idx] {
+    let (left, count) = (m.first, m.count);
+    for key in &m.keys {
         match pop_elements(&mut ctx.keys, key, left, count) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,

@@ -108,7 +108,8 @@ fn reply_element(out: &mut ReplyBuf, m: &[u8], s: f64, withscores: bool) {
 }
 
 /// [member, score] pairs, nested in both protocols (ZMPOP, RESP3 pops with a count).
-fn reply_nested(out: &mut ReplyBuf, pairs: &[(Vec<u8>, f64)]) {
+/// Member/score pairs as nested arrays (ZMPOP, BZMPOP, RESP3 ZPOP with a count).
+pub fn reply_nested(out: &mut ReplyBuf, pairs: &[(Vec<u8>, f64)]) {
     out.array(pairs.len());
     for (m, s) in pairs {
         out.array(2);

@@ -91,37 +91,12 @@ pub fn zpopmax(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 pub fn zmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let numkeys = match positive(argv[1], 1, "ERR numkeys should be greater than 0") {
-        Ok(n) => n as usize,
+    let m = match args::mpop(argv, 1, ["min", "max"]) {
+        Ok(m) => m,
         Err(e) => return ctx.out.error(e),
     };
-    let where_idx = match numkeys.checked_add(2) {
-        Some(w) if w < argv.len() => w,
-        _ => return ctx.out.error(SYNTAX_ERR),
-    };
-    let max = if args::is(argv[where_idx], "min") {
-        false
-    } else if args::is(argv[where_idx], "max") {
-        true
-    } else {
-        return ctx.out.error(SYNTAX_ERR);
-    };
-    let mut count: Option<i64> = None;
-    let mut j = where_idx + 1;
-    while j < argv.len() {
-        if count.is_none() && args::is(argv[j], "count") && j + 1 < argv.len() {
-            j += 1;
-            match positive(argv[j], 1, "ERR count should be greater than 0") {
-                Ok(n) => count = Some(n),
-                Err(e) => return ctx.out.error(e),
-            }
-        } else {
-            return ctx.out.error(SYNTAX_ERR);
-        }
-        j += 1;
-    }
-    let count = count.unwrap_or(1) as usize;
-    for &key in &argv[2..where_idx] {
+    let (max, count) = (!m.first, m.count);
+    for &key in &m.keys {
         match pop_members(&mut ctx.keys, key, max, count) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,
