@@ -459,6 +459,15 @@ impl Conn {
         }
     }
 
+    /// The deadline of the wait this client is blocked in, if any.
+    pub fn block_deadline(&self) -> Option<i64> {
+        self.state
+            .blocked
+            .as_ref()
+            .map(|w| w.deadline_ms)
+            .filter(|&d| d > 0)
+    }
+
     /// The worker's timer for this client's block fired.
     pub fn block_timed_out(&mut self, srv: &Server, now_ms: i64) -> bool {
         match &self.state.blocked {

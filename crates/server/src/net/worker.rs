@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 const WAKE: Token = Token(usize::MAX);
 /// Periodic work (idle timeouts, CPU accounting) runs this often.
 const TICK: Duration = Duration::from_millis(100);
+/// Timer heaps smaller than this are never pruned.
+const MIN_TIMER_PRUNE: usize = 1024;
 /// A connection quiet this long gives back its buffers.
 const TRIM_IDLE_MS: i64 = 2000;
 
@@ -73,6 +75,10 @@ impl Slots {
         self.free.last().copied().unwrap_or(self.slots.len())
     }
 
+    fn get(&self, t: usize) -> Option<&Conn> {
+        self.slots.get(t).and_then(Option::as_ref)
+    }
+
     fn get_mut(&mut self, t: usize) -> Option<&mut Conn> {
         self.slots.get_mut(t).and_then(Option::as_mut)
     }
@@ -105,8 +111,11 @@ struct Worker {
     iteration: u64,
     inbox_tokens: Vec<usize>,
     inbox_conns: Vec<NewConn>,
-    /// Deadlines of blocked clients: (ms, token, client id), earliest first.
+    /// Deadlines of blocked clients: (ms, token, client id), earliest first. An entry
+    /// whose client was served earlier stays until it is due or pruned.
     timers: BinaryHeap<Reverse<(i64, usize, u64)>>,
+    /// Prune `timers` of such entries when it grows past this.
+    prune_timers_at: usize,
 }
 
 impl Worker {
@@ -124,6 +133,7 @@ impl Worker {
             inbox_tokens: Vec::new(),
             inbox_conns: Vec::new(),
             timers: BinaryHeap::new(),
+            prune_timers_at: MIN_TIMER_PRUNE,
         }
     }
 
@@ -291,8 +301,24 @@ impl Worker {
                     conn.in_paused_list = true;
                     self.paused.push(token);
                 }
+                if self.timers.len() > self.prune_timers_at {
+                    self.prune_timers();
+                }
             }
         }
+    }
+
+    /// Drop the deadlines of clients no longer waiting on them (served before their
+    /// timeout): clients blocking often with long timeouts would otherwise pile them up.
+    /// Amortized: the next prune waits until the heap has doubled.
+    fn prune_timers(&mut self) {
+        let conns = &self.conns;
+        self.timers.retain(|Reverse((at, token, id))| {
+            conns
+                .get(*token)
+                .is_some_and(|c| c.state.id == *id && c.block_deadline() == Some(*at))
+        });
+        self.prune_timers_at = (self.timers.len() * 2).max(MIN_TIMER_PRUNE);
     }
 
     /// Blocked clients whose deadline passed get their timeout reply.
