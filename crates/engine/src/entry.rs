@@ -507,14 +507,6 @@ impl Entry {
         self.set_payload(Payload::of(v.into()));
     }
 
-    /// Replace the value with an owned one (a collection moves in without a copy).
-    pub fn set_owned_value(&mut self, v: Value) {
-        match Payload::collection(v) {
-            Ok(p) => self.set_payload(p),
-            Err(s) => self.set_value(s.view()),
-        }
-    }
-
     /// The string's bytes for in-place modification, turning the value into a `raw`
     /// string held in a `Vec` first if it is not one already. Only for strings.
     pub(crate) fn make_raw(&mut self) -> &mut Vec<u8> {

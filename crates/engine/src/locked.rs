@@ -502,19 +502,8 @@ impl<'a> Locked<'a> {
     /// under `key`, replacing any value and TTL: records `new` if the key is created, then
     /// `event`.
     pub fn insert_value(&mut self, key: &[u8], value: Value, expire_at: i64, event: Event) {
-        self.insert_value_in(self.db, key, value, expire_at, event);
-    }
-
-    pub fn insert_value_in(
-        &mut self,
-        db: usize,
-        key: &[u8],
-        value: Value,
-        expire_at: i64,
-        event: Event,
-    ) {
         let entry = Entry::from_value(key, value, expire_at, lru_clock());
-        self.insert_entry_in(db, key, entry, event);
+        self.insert_entry_in(self.db, key, entry, event);
     }
 
     /// Put a whole entry in database `db` under `key`, which must be its key (RENAME,
@@ -812,12 +801,6 @@ impl EntryMut<'_> {
     /// members already there, LREM finding nothing... are no change in Redis).
     pub fn value_mut(&mut self) -> ValueMut<'_> {
         self.entry.value_mut()
-    }
-
-    /// Replace the value with an owned one (the key keeps its TTL).
-    pub fn set_owned_value(&mut self, v: Value) {
-        self.changed = true;
-        self.entry.set_owned_value(v);
     }
 
     /// The string's bytes for in-place modification (the value becomes `raw`). Only for
