@@ -8,7 +8,7 @@
 //! decimal printing is done here, exactly, from the value's bits.
 
 use rustc_apfloat::ieee::X87DoubleExtended;
-use rustc_apfloat::{Float, Round, Status};
+use rustc_apfloat::{Float, FloatConvert, Round, Status};
 
 /// Longest string `string2ld` accepts is one less than this (MAX_LONG_DOUBLE_CHARS).
 const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
@@ -25,6 +25,13 @@ impl LongDouble {
     /// Exact conversion of an integer (every i64 fits in the 64-bit significand).
     pub fn from_i64(n: i64) -> LongDouble {
         LongDouble(X87DoubleExtended::from_i128(i128::from(n)).value)
+    }
+
+    /// Exact conversion of a double (C's promotion of a `double` to `long double`).
+    pub fn from_f64(v: f64) -> LongDouble {
+        let d = rustc_apfloat::ieee::Double::from_bits(u128::from(v.to_bits()));
+        let mut loses_info = false;
+        LongDouble(d.convert(&mut loses_info).value)
     }
 
     /// Redis's `string2ld`: None where Redis answers "value is not a valid float".

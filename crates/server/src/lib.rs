@@ -8,6 +8,7 @@ pub mod config;
 pub mod cron;
 pub mod dispatch;
 pub mod floatfmt;
+pub mod geo;
 pub mod latency;
 pub mod log;
 pub mod memory;

@@ -12,6 +12,7 @@ pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
+pub mod geo;
 pub mod hashes;
 pub mod help;
 pub mod info;
@@ -134,6 +135,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        geo::COMMANDS,
         blocking::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()

@@ -126,6 +126,10 @@ pub enum LockRule {
     DebugObject,
     /// EXEC: the union of its queued commands' needs and the watched keys.
     Transaction,
+    /// GEORADIUS/GEORADIUSBYMEMBER: the key specs' keys and the argument after every
+    /// STORE or STOREDIST word (Redis stores into the last one; the key specs name the
+    /// first).
+    GeoStore,
 }
 
 /// Commands whose lock rule is not simply their key specs.
@@ -142,6 +146,8 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("copy", LockRule::CrossDb),
     ("debug", LockRule::DebugObject),
     ("exec", LockRule::Transaction),
+    ("georadius", LockRule::GeoStore),
+    ("georadiusbymember", LockRule::GeoStore),
 ];
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.

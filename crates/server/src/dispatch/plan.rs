@@ -61,6 +61,14 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
                 plan.key(ks, db, argv[2]);
             }
         }
+        LockRule::GeoStore => {
+            spec_keys(srv, cmd, argv, db, plan);
+            for w in argv.windows(2).skip(2) {
+                if is(w[0], "store") || is(w[0], "storedist") {
+                    plan.key(ks, db, w[1]);
+                }
+            }
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! difference ([`store`]) and ZSCAN ([`scan`]). Shared here: argument parsing with
 //! Redis's errors, score replies and [`pop_members`] (also used by the blocking pops).
 
-mod add;
+pub(crate) mod add;
 mod pop;
 mod range;
 mod scan;
@@ -185,7 +185,7 @@ fn hex_float(s: &str) -> Option<f64> {
 
 /// A score argument as Redis's getDoubleFromObject reads it: no leading space, the whole
 /// string, no overflow to ±inf or underflow to 0 from finite digits, not NaN.
-fn parse_score(arg: &[u8]) -> Option<f64> {
+pub(crate) fn parse_score(arg: &[u8]) -> Option<f64> {
     if let Some(n) = engine::value::parse_strict_i64(arg) {
         return Some(n as f64);
     }
@@ -213,7 +213,7 @@ fn parse_score(arg: &[u8]) -> Option<f64> {
 
 /// A score interval (zrangespec).
 #[derive(Clone, Copy, Debug)]
-struct ScoreRange {
+pub(crate) struct ScoreRange {
     min: f64,
     max: f64,
     minex: bool,
@@ -221,6 +221,16 @@ struct ScoreRange {
 }
 
 impl ScoreRange {
+    /// `min..max`, each end included unless its flag says excluded.
+    pub(crate) fn new(min: f64, minex: bool, max: f64, maxex: bool) -> ScoreRange {
+        ScoreRange {
+            min,
+            max,
+            minex,
+            maxex,
+        }
+    }
+
     fn parse(min: &[u8], max: &[u8]) -> Result<ScoreRange, &'static str> {
         let one = |a: &[u8]| -> Option<(f64, bool)> {
             let (ex, body) = match a.first() {
@@ -266,7 +276,7 @@ enum Lex {
 }
 
 #[derive(Clone, Debug)]
-struct LexRange {
+pub(crate) struct LexRange {
     min: Lex,
     max: Lex,
 }
@@ -307,12 +317,19 @@ impl LexRange {
 
 /// A range of a sorted set by score or by member: where it starts (ascending rank of its
 /// first element) and how to test its upper end.
-enum Interval {
+pub(crate) enum Interval {
     Score(ScoreRange),
     Lex(LexRange),
 }
 
 impl Interval {
+    /// Visit the elements within the interval in ascending order while `f` returns true
+    /// (ZRANGEBYSCORE's and the geo searches' walk).
+    pub(crate) fn walk_forward(&self, z: &ZSet, mut f: impl FnMut(&[u8], f64) -> bool) {
+        let first = z.count_prefix(|s, m| !self.gte_min(s, m));
+        z.walk(first, false, |m, sc| self.lte_max(sc, m) && f(m, sc));
+    }
+
     fn gte_min(&self, s: f64, m: &[u8]) -> bool {
         match self {
             Interval::Score(r) => r.gte_min(s),
@@ -366,7 +383,7 @@ impl Interval {
 
 /// Store `z` at `dst` as a *STORE command's result, or delete `dst` when `z` is empty;
 /// replies with the size.
-fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
+pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
     let n = z.len();
     if n > 0 {
         coll::insert(&mut ctx.keys, dst, z, Event::zset(event));
@@ -408,6 +425,6 @@ fn remove_with<R>(
 }
 
 /// The sorted set at `key` for reading (a hit or miss counted).
-fn read<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<&'k ZSet>, &'static str> {
+pub(crate) fn read<'k>(keys: &'k mut Locked, key: &[u8]) -> Result<Option<&'k ZSet>, &'static str> {
     coll::read::<ZSet>(keys, key)
 }

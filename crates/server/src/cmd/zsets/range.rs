@@ -123,8 +123,7 @@ fn walk_range(
         };
         z.walk(last, true, |m, sc| iv.gte_min(sc, m) && visit(m, sc));
     } else {
-        let first = z.count_prefix(|s, m| !iv.gte_min(s, m));
-        z.walk(first, false, |m, sc| iv.lte_max(sc, m) && visit(m, sc));
+        iv.walk_forward(z, visit);
     }
 }
 
