@@ -43,20 +43,22 @@ def dirty(conn):
     raise AssertionError(info)
 
 
-def test_list_notifications_match_redis(redis_server, skein_server):
+def assert_notifications_match(redis_server, skein_server, sequence):
+    """The same notifications, in RESP2 and RESP3, for each step of `sequence`."""
     for proto in (2, 3):
-        ref = record(redis_server.port, proto, "KEAn", SEQUENCE)
-        sk = record(skein_server.port, proto, "KEAn", SEQUENCE)
+        ref = record(redis_server.port, proto, "KEAn", sequence)
+        sk = record(skein_server.port, proto, "KEAn", sequence)
         diffs = compare(ref, sk)
         assert not diffs, "\n".join(diffs)
 
 
-def test_list_dirty_counts_match_redis(redis_server, skein_server):
+def assert_dirty_deltas_match(redis_server, skein_server, sequence):
+    """The same increase of rdb_changes_since_last_save for each step of `sequence`."""
     conns = [RawConn(redis_server.port), RawConn(skein_server.port)]
     try:
         for c in conns:
             c.call("FLUSHALL")
-        for name, actions in SEQUENCE:
+        for name, actions in sequence:
             deltas = []
             for c in conns:
                 before = dirty(c)
@@ -68,3 +70,11 @@ def test_list_dirty_counts_match_redis(redis_server, skein_server):
         for c in conns:
             c.call("FLUSHALL")
             c.close()
+
+
+def test_list_notifications_match_redis(redis_server, skein_server):
+    assert_notifications_match(redis_server, skein_server, SEQUENCE)
+
+
+def test_list_dirty_counts_match_redis(redis_server, skein_server):
+    assert_dirty_deltas_match(redis_server, skein_server, SEQUENCE)

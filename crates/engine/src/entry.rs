@@ -27,7 +27,7 @@
 //! behind for `Drop` to read.
 
 use crate::clock::lru_clock;
-use crate::coll::{Hash, List, Set, ZSet};
+use crate::coll::{Hash, List, Set, Stream, ZSet};
 use crate::value::{StrRef, Value, ValueRef};
 use std::alloc::{self, Layout};
 use std::fmt;
@@ -55,7 +55,7 @@ const LONG_LEN: u8 = 0xff;
 
 /// A value kept outside the block: a string modified in place (so APPENDs are amortized
 /// in a `Vec`), and the collection types. Kept to 32 bytes (one small allocation per key):
-/// a list's state, bigger, is boxed.
+/// a list's and a stream's state, bigger, are boxed.
 #[derive(Debug)]
 pub(crate) enum Heap {
     Raw(Vec<u8>),
@@ -63,6 +63,7 @@ pub(crate) enum Heap {
     Hash(Hash),
     Set(Set),
     ZSet(ZSet),
+    Stream(Box<Stream>),
 }
 
 impl Heap {
@@ -73,6 +74,7 @@ impl Heap {
             Heap::Hash(h) => ValueRef::Hash(h),
             Heap::Set(s) => ValueRef::Set(s),
             Heap::ZSet(z) => ValueRef::ZSet(z),
+            Heap::Stream(s) => ValueRef::Stream(s),
         }
     }
 }
@@ -132,6 +134,7 @@ impl<'a> Payload<'a> {
             ValueRef::Hash(h) => Payload::Heap(Box::new(Heap::Hash(h.clone()))),
             ValueRef::Set(x) => Payload::Heap(Box::new(Heap::Set(x.clone()))),
             ValueRef::ZSet(z) => Payload::Heap(Box::new(Heap::ZSet(z.clone()))),
+            ValueRef::Stream(s) => Payload::Heap(Box::new(Heap::Stream(Box::new(s.clone())))),
         }
     }
 
@@ -143,6 +146,7 @@ impl<'a> Payload<'a> {
             Value::Hash(h) => Heap::Hash(*h),
             Value::Set(x) => Heap::Set(*x),
             Value::ZSet(z) => Heap::ZSet(*z),
+            Value::Stream(s) => Heap::Stream(s),
             s @ Value::Str(_) => return Err(s),
         })))
     }
@@ -498,6 +502,7 @@ impl Entry {
             Heap::Hash(h) => ValueMut::Hash(h),
             Heap::Set(s) => ValueMut::Set(s),
             Heap::ZSet(z) => ValueMut::ZSet(z),
+            Heap::Stream(s) => ValueMut::Stream(s),
             Heap::Raw(_) => unreachable!("strings returned above"),
         }
     }
@@ -616,6 +621,7 @@ pub enum ValueMut<'a> {
     Hash(&'a mut Hash),
     Set(&'a mut Set),
     ZSet(&'a mut ZSet),
+    Stream(&'a mut Stream),
 }
 
 /// A key's string, for modification in place.

@@ -73,6 +73,10 @@ impl Event {
         Event::new(class::ZSET, name)
     }
 
+    pub const fn stream(name: &'static str) -> Event {
+        Event::new(class::STREAM, name)
+    }
+
     /// Nothing to announce: the caller records the key's event itself with
     /// [`crate::Locked::notify`] (so several writes of one command are announced in Redis's
     /// order).

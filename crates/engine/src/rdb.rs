@@ -11,6 +11,7 @@ mod hash;
 mod list;
 pub mod lzf;
 mod set;
+mod stream;
 mod ziplist;
 mod zset;
 
@@ -159,6 +160,7 @@ pub fn object_type(v: ValueRef<'_>) -> u8 {
         ValueRef::Hash(h) => hash::object_type(h),
         ValueRef::Set(s) => set::object_type(s),
         ValueRef::ZSet(z) => zset::object_type(z),
+        ValueRef::Stream(s) => stream::object_type(s),
     }
 }
 
@@ -173,6 +175,7 @@ pub fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>, compress: bool) {
         ValueRef::Hash(h) => hash::write(out, h, compress),
         ValueRef::Set(s) => set::write(out, s, compress),
         ValueRef::ZSet(z) => zset::write(out, z, compress),
+        ValueRef::Stream(s) => stream::write(out, s, compress),
     }
 }
 

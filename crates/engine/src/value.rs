@@ -1,6 +1,6 @@
 //! Values and their encodings.
 
-use crate::coll::{Hash, List, Set, ZSet};
+use crate::coll::{Hash, List, Set, Stream, ZSet};
 
 /// Longest string Redis stores as `embstr` (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 pub const EMBSTR_SIZE_LIMIT: usize = 44;
@@ -14,6 +14,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 /// An owned string value, in the encoding Redis would pick for it.
@@ -36,6 +37,7 @@ pub enum ValueRef<'a> {
     Hash(&'a Hash),
     Set(&'a Set),
     ZSet(&'a ZSet),
+    Stream(&'a Stream),
 }
 
 /// A borrowed string with its encoding.
@@ -151,6 +153,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Hash(_) => "hash",
             ValueRef::Set(_) => "set",
             ValueRef::ZSet(_) => "zset",
+            ValueRef::Stream(_) => "stream",
         }
     }
 
@@ -162,6 +165,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::Set(s) => s.encoding(),
             ValueRef::ZSet(z) => z.encoding(),
+            ValueRef::Stream(_) => "stream",
         }
     }
 
@@ -200,6 +204,13 @@ impl<'a> ValueRef<'a> {
         }
     }
 
+    pub fn as_stream(&self) -> Option<&'a Stream> {
+        match *self {
+            ValueRef::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// An owned copy.
     pub fn to_value(&self) -> Value {
         match *self {
@@ -208,6 +219,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Hash(h) => Value::Hash(Box::new(h.clone())),
             ValueRef::Set(s) => Value::Set(Box::new(s.clone())),
             ValueRef::ZSet(z) => Value::ZSet(Box::new(z.clone())),
+            ValueRef::Stream(s) => Value::Stream(Box::new(s.clone())),
         }
     }
 }
@@ -221,6 +233,7 @@ impl Value {
             Value::Hash(h) => ValueRef::Hash(h),
             Value::Set(s) => ValueRef::Set(s),
             Value::ZSet(z) => ValueRef::ZSet(z),
+            Value::Stream(s) => ValueRef::Stream(s),
         }
     }
 }

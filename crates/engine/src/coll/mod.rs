@@ -1,4 +1,4 @@
-//! The collection types (list, hash, set, sorted set), each in Redis's encodings: a compact
+//! The collection types (list, hash, set, sorted set, stream), each in Redis's encodings: a compact
 //! one for small values (listpack, intset) converted to a large one (quicklist nodes, hash
 //! table, skiplist) at Redis's thresholds, read from [`Limits`].
 
@@ -8,6 +8,7 @@ pub mod intset;
 pub mod list;
 pub mod listpack;
 pub mod set;
+pub mod stream;
 pub mod zset;
 pub mod zset_index;
 pub mod zset_skiplist;
@@ -17,6 +18,7 @@ pub use intset::Intset;
 pub use list::List;
 pub use listpack::Listpack;
 pub use set::Set;
+pub use stream::Stream;
 pub use zset::ZSet;
 
 /// The encoding thresholds (the server fills them from its configuration:
@@ -32,6 +34,10 @@ pub struct Limits {
     pub set_max_intset_entries: u64,
     pub zset_max_listpack_entries: u64,
     pub zset_max_listpack_value: u64,
+    /// `stream-node-max-bytes` (0: no limit but Redis's 1 GiB).
+    pub stream_node_max_bytes: u64,
+    /// `stream-node-max-entries` (0: no limit).
+    pub stream_node_max_entries: u64,
 }
 
 impl Default for Limits {
@@ -45,6 +51,8 @@ impl Default for Limits {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }

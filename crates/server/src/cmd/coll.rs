@@ -1,4 +1,4 @@
-//! What the collection families (lists, hashes, sets, sorted sets) share: typed lookups of
+//! What the collection families (lists, hashes, sets, sorted sets, streams) share: typed lookups of
 //! a key's collection through the dispatcher's locks, and storing a new collection.
 //!
 //! A write handler's shape:
@@ -11,7 +11,7 @@
 //! ```
 
 use super::args::WRONGTYPE;
-use engine::coll::{Hash, List, Set, ZSet};
+use engine::coll::{Hash, List, Set, Stream, ZSet};
 use engine::locked::EntryMut;
 use engine::{Event, Locked, Value, ValueMut, ValueRef};
 
@@ -47,6 +47,7 @@ coll!(List);
 coll!(Hash);
 coll!(Set);
 coll!(ZSet);
+coll!(Stream);
 
 /// The collection at `key` (a read lookup, counted as a hit or miss): Ok(None) if absent,
 /// Err(WRONGTYPE) if it holds another type.

@@ -26,6 +26,7 @@ pub mod scan_args;
 pub mod server_cmds;
 pub mod sets;
 pub mod slowlog;
+pub mod streams;
 pub mod strings;
 pub mod table;
 pub mod transactions;
@@ -137,6 +138,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         zsets::COMMANDS,
         geo::COMMANDS,
         blocking::COMMANDS,
+        streams::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -92,11 +92,11 @@ pub struct Hot {
     /// notify-keyspace-events as Redis's flag bits (0 = off).
     pub notify_flags: AtomicI64,
     /// The collection encoding thresholds, in the order of [`COLL_LIMITS`].
-    coll: [AtomicI64; 7],
+    coll: [AtomicI64; 9],
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
-const COLL_LIMITS: [&str; 7] = [
+const COLL_LIMITS: [&str; 9] = [
     "list-max-listpack-size",
     "list-compress-depth",
     "hash-max-listpack-entries",
@@ -104,6 +104,8 @@ const COLL_LIMITS: [&str; 7] = [
     "set-max-intset-entries",
     "zset-max-listpack-entries",
     "zset-max-listpack-value",
+    "stream-node-max-bytes",
+    "stream-node-max-entries",
 ];
 
 impl Hot {
@@ -119,6 +121,8 @@ impl Hot {
             set_max_intset_entries: u(4),
             zset_max_listpack_entries: u(5),
             zset_max_listpack_value: u(6),
+            stream_node_max_bytes: u(7),
+            stream_node_max_entries: u(8),
         }
     }
 }

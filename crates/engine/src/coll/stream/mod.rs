@@ -1,0 +1,392 @@
+//! Redis's stream type: entries with IDs, in nodes of Redis's own listpack layout (see
+//! [`node`]) kept in a `BTreeMap` keyed by each node's master ID (Redis keeps them in a
+//! radix tree keyed the same way). Nodes fill up to `stream-node-max-bytes` /
+//! `stream-node-max-entries` as in Redis, entries are deleted by flagging them, and a node
+//! goes when its last live entry does, so each node's bytes, and the DUMP payload made of
+//! them, are Redis's.
+
+pub mod id;
+pub mod node;
+
+pub use id::{IdArg, StreamId};
+pub use node::EntryRef;
+
+use crate::coll::listpack::Listpack;
+use crate::coll::Limits;
+use std::collections::BTreeMap;
+
+/// Largest total of field and value bytes one entry may have (STREAM_LISTPACK_MAX_SIZE).
+const MAX_ENTRY_BYTES: usize = 1 << 30;
+
+/// How XADD names the new entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewId {
+    /// `*`: from the clock.
+    Auto,
+    /// `<ms>-*`.
+    AutoSeq(u64),
+    Exact(StreamId),
+}
+
+/// Why an entry could not be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddError {
+    /// The ID is not greater than the stream's last ID.
+    NotGreater,
+    /// `<ms>-*` at the last sequence of that millisecond.
+    SeqExhausted,
+    /// The entry is larger than a node may be.
+    TooLarge,
+}
+
+/// How XADD/XTRIM trim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trim {
+    MaxLen(u64),
+    MinId(StreamId),
+}
+
+/// A stream.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stream {
+    nodes: BTreeMap<StreamId, Listpack>,
+    length: u64,
+    last_id: StreamId,
+    first_id: StreamId,
+    max_deleted: StreamId,
+    entries_added: u64,
+}
+
+impl Stream {
+    pub fn new() -> Stream {
+        Stream::default()
+    }
+
+    /// Live entries (XLEN).
+    pub fn len(&self) -> u64 {
+        self.length
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.length == 0
+    }
+
+    /// The last ID given out (`last-generated-id`).
+    pub fn last_id(&self) -> StreamId {
+        self.last_id
+    }
+
+    /// `recorded-first-entry-id`.
+    pub fn first_id(&self) -> StreamId {
+        self.first_id
+    }
+
+    pub fn max_deleted_id(&self) -> StreamId {
+        self.max_deleted
+    }
+
+    pub fn entries_added(&self) -> u64 {
+        self.entries_added
+    }
+
+    /// Nodes (`radix-tree-keys`).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The nodes in ID order, with their master IDs (for RDB).
+    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &Listpack)> {
+        self.nodes.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// Bytes of the nodes' listpacks (for memory figures).
+    pub fn allocated(&self) -> usize {
+        self.nodes.values().map(Listpack::allocated).sum()
+    }
+
+    /// XADD's append (streamAppendItem): `pairs` is field, value, field, value...
+    pub fn append(
+        &mut self,
+        id: NewId,
+        pairs: &[&[u8]],
+        now_ms: u64,
+        lim: &Limits,
+    ) -> Result<StreamId, AddError> {
+        let id = match id {
+            NewId::Exact(id) => id,
+            NewId::AutoSeq(ms) if ms == self.last_id.ms => {
+                if self.last_id.seq == u64::MAX {
+                    return Err(AddError::SeqExhausted);
+                }
+                StreamId::new(ms, self.last_id.seq + 1)
+            }
+            NewId::AutoSeq(ms) => StreamId::new(ms, 0),
+            NewId::Auto if now_ms > self.last_id.ms => StreamId::new(now_ms, 0),
+            NewId::Auto => self.last_id.incr().unwrap_or(StreamId::MIN),
+        };
+        if id <= self.last_id {
+            return Err(AddError::NotGreater);
+        }
+        let total: usize = pairs.iter().map(|p| p.len()).sum();
+        if total > MAX_ENTRY_BYTES {
+            return Err(AddError::TooLarge);
+        }
+        let max_bytes = match lim.stream_node_max_bytes as usize {
+            0 => MAX_ENTRY_BYTES,
+            n => n.min(MAX_ENTRY_BYTES),
+        };
+        let tail = self.nodes.last_entry();
+        let fits = tail.as_ref().is_some_and(|t| {
+            let lp = t.get();
+            let m = node::master(lp);
+            lp.bytes_len() + total < max_bytes
+                && (lim.stream_node_max_entries == 0
+                    || ((m.count + m.deleted) as u64) < lim.stream_node_max_entries)
+        });
+        match tail {
+            Some(mut t) if fits => {
+                let key = *t.key();
+                let lp = t.get_mut();
+                let m = node::master(lp);
+                let same = node::same_fields(lp, &m, pairs);
+                node::set_counts(lp, m.count + 1, m.deleted);
+                node::push_entry(lp, key, id, pairs, same);
+            }
+            tail => {
+                if let Some(mut t) = tail {
+                    t.get_mut().shrink();
+                }
+                self.nodes.insert(id, node::new_node(id, pairs));
+            }
+        }
+        self.length += 1;
+        self.entries_added += 1;
+        self.last_id = id;
+        if self.length == 1 {
+            self.first_id = id;
+        }
+        Ok(id)
+    }
+
+    /// Visit the live entries with IDs in `start..=end`, ascending (or descending with
+    /// `rev`), until `f` returns false.
+    pub fn walk<'a>(
+        &'a self,
+        start: StreamId,
+        end: StreamId,
+        rev: bool,
+        mut f: impl FnMut(EntryRef<'a>) -> bool,
+    ) {
+        if start > end {
+            return;
+        }
+        if !rev {
+            let from = self
+                .nodes
+                .range(..=start)
+                .next_back()
+                .map_or(StreamId::MIN, |(k, _)| *k);
+            for (key, lp) in self.nodes.range(from..) {
+                let m = node::master(lp);
+                let mut e = node::first_entry(lp, *key, &m);
+                while let Some(at) = e {
+                    if at.id >= start
+                        && !at.deleted()
+                        && (at.id > end || !f(EntryRef::new(lp, &m, &at)))
+                    {
+                        return;
+                    }
+                    e = node::next_entry(lp, *key, &m, &at);
+                }
+            }
+        } else {
+            for (key, lp) in self.nodes.range(..=end).rev() {
+                let m = node::master(lp);
+                let mut e = node::last_entry(lp, *key, &m);
+                while let Some(at) = e {
+                    if at.id <= end
+                        && !at.deleted()
+                        && (at.id < start || !f(EntryRef::new(lp, &m, &at)))
+                    {
+                        return;
+                    }
+                    e = node::prev_entry(lp, *key, &m, &at);
+                }
+            }
+        }
+    }
+
+    /// Up to `count` (0: all) live entries in `start..=end`.
+    pub fn range(
+        &self,
+        start: StreamId,
+        end: StreamId,
+        rev: bool,
+        count: usize,
+    ) -> Vec<EntryRef<'_>> {
+        let mut v = Vec::new();
+        self.walk(start, end, rev, |e| {
+            v.push(e);
+            count == 0 || v.len() < count
+        });
+        v
+    }
+
+    /// The live entry with this ID.
+    pub fn get(&self, id: StreamId) -> Option<EntryRef<'_>> {
+        let mut found = None;
+        self.walk(id, id, false, |e| {
+            found = Some(e);
+            false
+        });
+        found
+    }
+
+    /// The first or last live entry's ID (streamGetEdgeID skipping tombstones): None if
+    /// the stream has none.
+    pub fn edge_id(&self, first: bool) -> Option<StreamId> {
+        let mut id = None;
+        self.walk(StreamId::MIN, StreamId::MAX, !first, |e| {
+            id = Some(e.id);
+            false
+        });
+        id
+    }
+
+    /// The first entry's ID, deleted ones included (streamGetEdgeID without skipping
+    /// tombstones): the approximate trims propagate it.
+    pub fn first_id_with_tombstones(&self) -> StreamId {
+        self.nodes
+            .iter()
+            .next()
+            .and_then(|(k, lp)| node::first_entry(lp, *k, &node::master(lp)))
+            .map_or(StreamId::MAX, |e| e.id)
+    }
+
+    /// Flag one live entry deleted (streamDeleteItem); false if there is none with `id`.
+    fn delete_one(&mut self, id: StreamId) -> bool {
+        let Some((&key, lp)) = self.nodes.range_mut(..=id).next_back() else {
+            return false;
+        };
+        let m = node::master(lp);
+        let mut e = node::first_entry(lp, key, &m);
+        while let Some(at) = e {
+            if at.id == id && !at.deleted() {
+                if m.count <= 1 {
+                    self.nodes.remove(&key);
+                } else {
+                    node::mark_deleted(lp, &at);
+                    node::set_counts(lp, m.count - 1, m.deleted + 1);
+                }
+                self.length -= 1;
+                return true;
+            }
+            if at.id > id {
+                break;
+            }
+            e = node::next_entry(lp, key, &m, &at);
+        }
+        false
+    }
+
+    /// XDEL: delete these IDs; returns how many were live entries.
+    pub fn delete(&mut self, ids: &[StreamId]) -> u64 {
+        let mut deleted = 0;
+        let mut first_gone = false;
+        for &id in ids {
+            if self.delete_one(id) {
+                first_gone |= id == self.first_id;
+                self.max_deleted = self.max_deleted.max(id);
+                deleted += 1;
+            }
+        }
+        if deleted > 0 {
+            if self.length == 0 {
+                self.first_id = StreamId::MIN;
+            } else if first_gone {
+                self.first_id = self.edge_id(true).unwrap_or(StreamId::MAX);
+            }
+        }
+        deleted
+    }
+
+    /// streamTrim: drop the oldest entries by `how`; with `approx` only whole nodes;
+    /// `limit` (0: none) caps the entries removed. Returns how many were removed.
+    pub fn trim(&mut self, how: Trim, approx: bool, limit: u64) -> u64 {
+        let mut deleted: u64 = 0;
+        while let Some(mut first) = self.nodes.first_entry() {
+            if let Trim::MaxLen(max) = how {
+                if self.length <= max {
+                    break;
+                }
+            }
+            let key = *first.key();
+            let lp = first.get_mut();
+            let m = node::master(lp);
+            let entries = m.count.max(0) as u64;
+            if limit != 0 && deleted + entries > limit {
+                break;
+            }
+            let remove_node = match how {
+                Trim::MaxLen(max) => self.length - entries >= max,
+                Trim::MinId(min) => {
+                    node::last_entry(lp, key, &m).map_or(StreamId::MIN, |e| e.id) < min
+                }
+            };
+            if remove_node {
+                first.remove();
+                self.length -= entries;
+                deleted += entries;
+                continue;
+            }
+            if approx {
+                break;
+            }
+            let mut from_node = 0i64;
+            let mut e = node::first_entry(lp, key, &m);
+            while let Some(at) = e {
+                let stop = match how {
+                    Trim::MaxLen(max) => self.length <= max,
+                    Trim::MinId(min) => at.id >= min,
+                };
+                if stop {
+                    break;
+                }
+                if !at.deleted() {
+                    node::mark_deleted(lp, &at);
+                    from_node += 1;
+                    self.length -= 1;
+                }
+                e = node::next_entry(lp, key, &m, &at);
+            }
+            deleted += from_node as u64;
+            node::set_counts(lp, m.count - from_node, m.deleted + from_node);
+            break;
+        }
+        if self.length == 0 {
+            self.first_id = StreamId::MIN;
+        } else if deleted > 0 {
+            self.first_id = self.edge_id(true).unwrap_or(StreamId::MAX);
+        }
+        deleted
+    }
+
+    /// XSETID's change: the last ID, and optionally entries-added and the max deleted ID.
+    pub fn set_last_id(
+        &mut self,
+        id: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+    ) {
+        self.last_id = id;
+        if let Some(n) = entries_added {
+            self.entries_added = n;
+        }
+        if let Some(m) = max_deleted {
+            self.max_deleted = m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,26 @@
+//! Streams in RDB (RDB_TYPE_STREAM_LISTPACKS_2, what Redis 7.0 writes): the nodes as
+//! (master ID, listpack) string pairs, the stream's counters, then the consumer groups.
+
+use super::{write_len, write_string, TYPE_STREAM_LISTPACKS_2};
+use crate::coll::Stream;
+
+pub fn object_type(_: &Stream) -> u8 {
+    TYPE_STREAM_LISTPACKS_2
+}
+
+/// rdbSaveObject for a stream.
+pub fn write(out: &mut Vec<u8>, s: &Stream, compress: bool) {
+    write_len(out, s.node_count() as u64);
+    for (key, lp) in s.nodes() {
+        write_string(out, &key.to_be_bytes(), compress);
+        write_string(out, lp.as_bytes(), compress);
+    }
+    write_len(out, s.len());
+    for id in [s.last_id(), s.first_id(), s.max_deleted_id()] {
+        write_len(out, id.ms);
+        write_len(out, id.seq);
+    }
+    write_len(out, s.entries_added());
+    // Consumer groups.
+    write_len(out, 0);
+}
