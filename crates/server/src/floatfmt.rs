@@ -110,8 +110,8 @@ impl std::ops::Add for LongDouble {
     }
 }
 
-/// What `strtold` would read from a whole argument.
-enum Num {
+/// What `strtold` (or `strtod`) would read from a whole argument.
+pub enum Num {
     Inf(bool),
     /// Text in a form `from_str_r` parses the same way as strtold, and whether any
     /// significand digit is nonzero.
@@ -121,9 +121,10 @@ enum Num {
     },
 }
 
-/// Check the argument is exactly one strtold number (C locale) and normalize it.
-fn scan(s: &[u8]) -> Option<Num> {
-    let (neg, body) = match s[0] {
+/// Check the argument is exactly one strtold/strtod number (C locale, no leading space)
+/// and normalize it.
+pub fn scan(s: &[u8]) -> Option<Num> {
+    let (neg, body) = match *s.first()? {
         b'-' => (true, &s[1..]),
         b'+' => (false, &s[1..]),
         _ => (false, s),

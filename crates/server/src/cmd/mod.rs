@@ -26,6 +26,7 @@ pub mod scan_args;
 pub mod server_cmds;
 pub mod sets;
 pub mod slowlog;
+pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod table;
@@ -139,6 +140,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         geo::COMMANDS,
         blocking::COMMANDS,
         streams::COMMANDS,
+        sort::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

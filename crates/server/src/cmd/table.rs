@@ -130,6 +130,9 @@ pub enum LockRule {
     /// STORE or STOREDIST word (Redis stores into the last one; the key specs name the
     /// first).
     GeoStore,
+    /// SORT / SORT_RO: the client's whole database when BY or GET patterns look keys up
+    /// (keys only the data names), the key specs' keys otherwise.
+    Sort,
 }
 
 /// Commands whose lock rule is not simply their key specs.
@@ -148,6 +151,8 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("exec", LockRule::Transaction),
     ("georadius", LockRule::GeoStore),
     ("georadiusbymember", LockRule::GeoStore),
+    ("sort", LockRule::Sort),
+    ("sort_ro", LockRule::Sort),
 ];
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.

@@ -56,6 +56,13 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         LockRule::WholeDb => plan.whole_db(db),
         LockRule::AllDbs => plan.all(),
         LockRule::CrossDb => cross_db(srv, cmd, argv, db, plan),
+        LockRule::Sort => {
+            if crate::cmd::sort::reads_other_keys(argv, cmd.name == "sort_ro") {
+                plan.whole_db(db);
+            } else {
+                spec_keys(srv, cmd, argv, db, plan);
+            }
+        }
         LockRule::DebugObject => {
             if argv.len() >= 3 && is(argv[1], "object") {
                 plan.key(ks, db, argv[2]);
