@@ -105,10 +105,16 @@ def sequence(which):
         # removed in the dirty counter.
         from test_zsets_events import SEQUENCE as ZSET_SEQUENCE
         return [("setup", [cmd("FLUSHALL")])] + ZSET_SEQUENCE
+    if which == "hll-sequence":
+        # PFADD counts each register raised (and a created key), PFCOUNT its cache
+        # rewrite, PFDEBUG its conversions.
+        from test_hll_events import SEQUENCE as HLL_SEQUENCE
+        return [("setup", [cmd("FLUSHALL")])] + HLL_SEQUENCE
     return EXTRA
 
 
-@pytest.mark.parametrize("which", ["notification-sequence", "hits-and-misses", "zset-sequence"])
+@pytest.mark.parametrize("which", ["notification-sequence", "hits-and-misses", "zset-sequence",
+                                   "hll-sequence"])
 def test_counter_deltas(which, servers):
     ref, sk = servers
     seq = sequence(which)

@@ -19,6 +19,8 @@ pub mod class {
     pub const LOADED: u16 = 1 << 12;
     pub const MODULE: u16 = 1 << 13;
     pub const NEW: u16 = 1 << 14;
+    /// A change with no notification class (never enabled by notify-keyspace-events).
+    pub const SILENT: u16 = 1 << 15;
     /// `A`: every class but key-miss and new.
     pub const ALL: u16 =
         GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
@@ -104,6 +106,14 @@ impl Event {
         dirty: 0,
     };
     pub const DEL: Event = Event::generic("del");
+    /// The value changed without a keyspace notification (Redis's signalModifiedKey
+    /// alone, e.g. PFCOUNT caching the cardinality in the string): WATCH and client-side
+    /// caching see it, the dirty counter counts it once.
+    pub const MODIFIED: Event = Event {
+        class: class::SILENT,
+        name: "",
+        dirty: 1,
+    };
 
     pub fn is_none(&self) -> bool {
         self.class == 0

@@ -6,6 +6,7 @@ pub mod coll;
 pub mod entry;
 pub mod event;
 pub mod glob;
+pub mod hll;
 pub mod keyspace;
 pub mod locked;
 pub mod rdb;

@@ -374,10 +374,8 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     let maxlen = inputs.iter().map(Vec::len).max().unwrap_or(0);
     if maxlen == 0 {
-        if ctx.keys.remove(dest, Event::DEL).is_none() {
-            // Nothing to delete: Redis still counts the command as a change.
-            ctx.keys.add_dirty(1);
-        }
+        // Nothing to delete is no change (Redis's dirty counter and stream skip it).
+        ctx.keys.remove(dest, Event::DEL);
         return ctx.out.int(0);
     }
     let res = combine(op, &inputs, maxlen);

@@ -15,6 +15,7 @@ pub mod dump;
 pub mod geo;
 pub mod hashes;
 pub mod help;
+pub mod hyperloglog;
 pub mod info;
 pub mod keys;
 pub mod keyspec;
@@ -120,6 +121,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         strings::COMMANDS,
         transactions::COMMANDS,
         bitmaps::COMMANDS,
+        hyperloglog::COMMANDS,
         keys::COMMANDS,
         object::COMMANDS,
         dump::COMMANDS,

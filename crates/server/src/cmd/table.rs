@@ -124,6 +124,9 @@ pub enum LockRule {
     CrossDb,
     /// DEBUG OBJECT's key.
     DebugObject,
+    /// Every argument after the name is a key (PFMERGE: its key specs name no key at all
+    /// when it has no source, as in Redis, yet it writes its destination).
+    AllArgs,
     /// EXEC: the union of its queued commands' needs and the watched keys.
     Transaction,
     /// GEORADIUS/GEORADIUSBYMEMBER: the key specs' keys and the argument after every
@@ -148,6 +151,7 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("move", LockRule::CrossDb),
     ("copy", LockRule::CrossDb),
     ("debug", LockRule::DebugObject),
+    ("pfmerge", LockRule::AllArgs),
     ("exec", LockRule::Transaction),
     ("georadius", LockRule::GeoStore),
     ("georadiusbymember", LockRule::GeoStore),

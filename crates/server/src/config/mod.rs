@@ -91,6 +91,8 @@ pub struct Hot {
     pub latency_tracking: AtomicI64,
     /// notify-keyspace-events as Redis's flag bits (0 = off).
     pub notify_flags: AtomicI64,
+    /// hll-sparse-max-bytes: past this length a sparse HyperLogLog turns dense.
+    pub hll_sparse_max_bytes: AtomicI64,
     /// The collection encoding thresholds, in the order of [`COLL_LIMITS`].
     coll: [AtomicI64; 9],
 }
@@ -183,6 +185,9 @@ impl Config {
         self.hot
             .notify_flags
             .store(i64::from(events.unwrap_or(0)), Relaxed);
+        self.hot
+            .hll_sparse_max_bytes
+            .store(self.get_i64("hll-sparse-max-bytes"), Relaxed);
         for (hot, name) in self.hot.coll.iter().zip(COLL_LIMITS) {
             hot.store(self.get_i64(name), Relaxed);
         }

@@ -129,7 +129,11 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     if changes.misses > 0 {
         st.keyspace_misses.fetch_add(changes.misses, Relaxed);
     }
-    if changes.recorded() == 0 && changes.db_changes.is_empty() && ops.is_empty() {
+    if changes.recorded() == 0
+        && changes.db_changes.is_empty()
+        && changes.extra_dirty == 0
+        && ops.is_empty()
+    {
         return;
     }
     let expired = changes.expired();

@@ -63,6 +63,11 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
                 spec_keys(srv, cmd, argv, db, plan);
             }
         }
+        LockRule::AllArgs => {
+            for k in argv.iter().skip(1) {
+                plan.key(ks, db, k);
+            }
+        }
         LockRule::DebugObject => {
             if argv.len() >= 3 && is(argv[1], "object") {
                 plan.key(ks, db, argv[2]);
