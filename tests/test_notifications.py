@@ -255,6 +255,17 @@ def compare(ref, sk):
     return diffs
 
 
+def assert_same_notifications(ref_port, sk_port, sequence, min_messages):
+    """The sequence's replies and notifications match Redis's under several flag sets
+    (RESP2); KEA produced at least `min_messages` notifications."""
+    for flags in ("KEA", "KEAnm", "Ez", "Kg"):
+        ref = record(ref_port, 2, flags, sequence)
+        diffs = compare(ref, record(sk_port, 2, flags, sequence))
+        assert not diffs, "\n".join(diffs)
+        if flags == "KEA":
+            assert sum(len(msgs) for _, _, msgs in ref) > min_messages
+
+
 @pytest.fixture(scope="module")
 def servers():
     from conftest import ServerProc
