@@ -7,7 +7,7 @@
 //! database (see [`reads_other_keys`], used by the dispatcher's lock plan), any other call
 //! only its key and STORE destination.
 
-mod order;
+pub(crate) mod order;
 mod pattern;
 mod score;
 

@@ -3,7 +3,7 @@
 //! Redis's, operation for operation, so that scores, positions, distances and search
 //! results agree with Redis's to the last digit: the geohash bits ([`hash`]), distances
 //! on the sphere ([`distance`]), the cells a search covers ([`area`]), walking a sorted
-//! set's cells ([`search`]), Redis's sorts ([`sort`]) and its number formats
+//! set's cells ([`search`]), glibc's qsort ([`sort`]) and its number formats
 //! ([`format`]). The commands are `cmd::geo`.
 
 pub mod area;

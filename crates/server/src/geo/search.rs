@@ -6,6 +6,7 @@ use super::area::{search_cells, Extent, Shape};
 use super::distance::{within_radius, within_rectangle};
 use super::hash::{decode_score, Bits};
 use super::sort;
+use crate::cmd::sort::order::pqsort;
 use crate::cmd::zsets::{Interval, ScoreRange};
 use engine::coll::ZSet;
 
@@ -99,14 +100,18 @@ pub fn sort_points(points: &mut [Point], order: Order, returned: usize) {
             -1
         }
     };
-    let desc = |a: &Point, b: &Point| -asc(a, b);
-    let all = returned == points.len();
-    match (order, all) {
-        (Order::None, _) => {}
-        (Order::Asc, true) => sort::qsort(points, &asc),
-        (Order::Desc, true) => sort::qsort(points, &desc),
-        (Order::Asc, false) => sort::pqsort(points, 0, returned.saturating_sub(1), &asc),
-        (Order::Desc, false) => sort::pqsort(points, 0, returned.saturating_sub(1), &desc),
+    let cmp = |a: &Point, b: &Point| match order {
+        Order::Desc => -asc(a, b),
+        _ => asc(a, b),
+    };
+    if order == Order::None {
+        return;
+    }
+    if returned == points.len() {
+        sort::qsort(points, &cmp);
+    } else {
+        let mut ord = |a: &Point, b: &Point| cmp(a, b).cmp(&0);
+        pqsort(points, 0, returned as i64 - 1, &mut ord);
     }
 }
 
