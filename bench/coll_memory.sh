@@ -85,7 +85,7 @@ measure() { # name dataset port cmd...
 for ds in $DATASETS; do
   gen "$ds" > "$tmp/$ds.resp"
   measure redis "$ds" 16379 redis-server --port 16379 --bind 127.0.0.1 --save "" --appendonly no
-  measure skein "$ds" 16380 "$SKEIN" --port 16380 --bind 127.0.0.1 --workers "$WORKERS"
+  measure skein "$ds" 16380 "$SKEIN" --port 16380 --bind 127.0.0.1 --save "" --workers "$WORKERS"
   rm -f "$tmp/$ds.resp"
 done
 echo "--- ratios (skein / redis)"

@@ -34,7 +34,7 @@ for bin in "$@"; do
   if [[ "$bin" == *redis-server ]]; then
     args=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no)
   else
-    args=(--port "$port" --bind 127.0.0.1 --workers 1)
+    args=(--port "$port" --bind 127.0.0.1 --save "" --workers 1)
   fi
   (cd "$tmp" && exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/callgrind.out.%p" \
       "$bin" "${args[@]}" > "$tmp/server.log" 2>&1) &

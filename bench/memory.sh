@@ -31,4 +31,4 @@ measure() { # name port cmd...
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 measure redis 16379 redis-server --port 16379 --bind 127.0.0.1 --save "" --appendonly no
-measure skein 16380 "$SKEIN" --port 16380 --bind 127.0.0.1 --workers "$WORKERS"
+measure skein 16380 "$SKEIN" --port 16380 --bind 127.0.0.1 --save "" --workers "$WORKERS"

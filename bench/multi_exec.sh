@@ -46,7 +46,7 @@ measure() { # name pid port
 
 port_r=$((20000 + RANDOM % 10000)); port_s=$((port_r + 1))
 rpid=$(start redis "$port_r" redis-server --port "$port_r" --bind 127.0.0.1 --save "" --appendonly no)
-spid=$(start skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --workers "$WORKERS")
+spid=$(start skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --save "" --workers "$WORKERS")
 r=$(measure redis "$rpid" "$port_r"); echo "$r"
 s=$(measure skein "$spid" "$port_s"); echo "$s"
 val() { echo "$1" | sed "s/.*$2=\([0-9.]*\).*/\1/"; }

@@ -59,7 +59,7 @@ case " $SERVERS " in *" redis "*)
   rpid=$(start redis "$port_r" "$REDIS_SERVER" --port "$port_r" --bind 127.0.0.1 --save "" --appendonly no $REDIS_ARGS);;
 esac
 case " $SERVERS " in *" skein "*)
-  spid=$(start skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --workers "$WORKERS");;
+  spid=$(start skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --save "" --workers "$WORKERS");;
 esac
 for p in $PIPELINES; do
   for t in $TESTS; do

@@ -41,7 +41,7 @@ start() { # pid-variable name port cmd... (not in a subshell: cleanup must see t
 port_r=$((20000 + RANDOM % 10000)); port_s=$((port_r + 1))
 start rpid redis "$port_r" "$REDIS_SERVER" --port "$port_r" --bind 127.0.0.1 --save "" \
   --appendonly no --maxclients 10000
-start spid skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --workers "$WORKERS"
+start spid skein "$port_s" "$SKEIN" --port "$port_s" --bind 127.0.0.1 --save "" --workers "$WORKERS"
 echo "subscribers=$SUBSCRIBERS publishers=$PUBLISHERS messages/publisher=$MESSAGES payload=$PAYLOAD batch=$BATCH window=$WINDOW skein_workers=$WORKERS server_cpus=$SERVER_CPUS load_cpus=$LOAD_CPUS"
 for _ in $(seq "$ROUNDS"); do
   for s in redis skein; do

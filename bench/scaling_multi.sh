@@ -64,6 +64,6 @@ pids+=($!); wait_port 30100
 report "redis-one" $(for _ in $(seq "$LOADERS"); do echo 30100; done)
 kill "${pids[@]}"; pids=()
 
-taskset -c "$SERVER_CPUS" "$SKEIN" --port 30200 --bind 127.0.0.1 --workers "$WORKERS" > /dev/null 2>&1 &
+taskset -c "$SERVER_CPUS" "$SKEIN" --port 30200 --bind 127.0.0.1 --save "" --workers "$WORKERS" > /dev/null 2>&1 &
 pids+=($!); wait_port 30200
 report "skein-w$WORKERS" $(for _ in $(seq "$LOADERS"); do echo 30200; done)

@@ -57,7 +57,7 @@ class ServerProc:
                    "--enable-debug-command", "yes"]
         else:
             cmd = [SKEIN_BIN, "--port", str(self.port), "--bind", "127.0.0.1",
-                   "--dir", self.dir, "--enable-debug-command", "yes"]
+                   "--save", "", "--dir", self.dir, "--enable-debug-command", "yes"]
             if workers:
                 cmd += ["--workers", str(workers)]
         cmd += list(extra)

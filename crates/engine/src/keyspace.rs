@@ -38,11 +38,19 @@ impl Db {
     pub fn shard_has_expires(&self, i: usize) -> bool {
         self.shards[i].lock().expires_len() > 0
     }
+
+    /// Lock shard `i` for reading it whole (a save, a count); not for modifying it, which
+    /// goes through `Locked`.
+    pub fn read_shard(&self, i: usize) -> parking_lot::MutexGuard<'_, Shard> {
+        self.shards[i].lock()
+    }
 }
 
 /// All databases.
 pub struct Keyspace {
     dbs: Box<[Db]>,
+    /// The snapshot in progress (see [`crate::snapshot`]).
+    pub(crate) snapshot: crate::snapshot::Slot,
 }
 
 impl Keyspace {
@@ -51,6 +59,7 @@ impl Keyspace {
             dbs: (0..databases.max(1))
                 .map(|_| Db::new(shards_per_db))
                 .collect(),
+            snapshot: Default::default(),
         }
     }
 

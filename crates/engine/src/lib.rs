@@ -11,6 +11,7 @@ pub mod keyspace;
 pub mod locked;
 pub mod rdb;
 pub mod shard;
+pub mod snapshot;
 pub mod value;
 
 pub use clock::{begin_batch, lru_clock, now_ms, wall_ms};

@@ -281,14 +281,17 @@ impl Keyspace {
     }
 }
 
-/// The held shard `(db, index)`, if held.
+/// The held shard `(db, index)`, if held. Reached for writing (`write`), it is first
+/// written out to a snapshot in progress that has not taken it yet (copy-on-write).
 #[inline]
 fn held<'g>(
+    ks: &Keyspace,
     guards: &'g mut [Held<'_>],
     scope: Scope,
     per_db: usize,
     db: usize,
     index: usize,
+    write: bool,
 ) -> Option<&'g mut Shard> {
     let pos = match scope {
         Scope::Db(d) if d == db => Some(index),
@@ -298,7 +301,11 @@ fn held<'g>(
             .binary_search_by(|h| (h.db, h.shard).cmp(&(db as u32, index as u32)))
             .ok(),
     }?;
-    guards.get_mut(pos).map(|h| &mut *h.guard)
+    let shard = &mut *guards.get_mut(pos)?.guard;
+    if write {
+        ks.copy_on_write(db, index, shard);
+    }
+    Some(shard)
 }
 
 impl<'a> Locked<'a> {
@@ -353,7 +360,15 @@ impl<'a> Locked<'a> {
         let d = self.ks.db(db);
         let index = d.shard_index(h);
         let per_db = d.shard_count();
-        match held(&mut self.guards, self.scope, per_db, db, index) {
+        match held(
+            self.ks,
+            &mut self.guards,
+            self.scope,
+            per_db,
+            db,
+            index,
+            true,
+        ) {
             Some(s) => (s, &mut *self.changes),
             None => panic!("key of db {db} shard {index} used without its lock"),
         }
@@ -361,15 +376,18 @@ impl<'a> Locked<'a> {
 
     /// Run `f` on shard `index` of `db`: the held one, or (when nothing is held) locked
     /// for the length of `f` only.
+    /// `write`: whether `f` may modify the shard (see [`held`]).
     fn with_shard<R>(
         &mut self,
         db: usize,
         index: usize,
+        write: bool,
         f: impl FnOnce(&mut Shard, &mut Changes) -> R,
     ) -> R {
-        let d = self.ks.db(db);
+        let ks = self.ks;
+        let d = ks.db(db);
         let per_db = d.shard_count();
-        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
+        if let Some(s) = held(ks, &mut self.guards, self.scope, per_db, db, index, write) {
             return f(s, &mut *self.changes);
         }
         assert!(
@@ -377,6 +395,9 @@ impl<'a> Locked<'a> {
             "walking db {db} while holding other shards"
         );
         let mut g = d.shards[index].lock();
+        if write {
+            ks.copy_on_write(db, index, &g);
+        }
         f(&mut g, &mut *self.changes)
     }
 
@@ -578,7 +599,7 @@ impl<'a> Locked<'a> {
         let mut out = Vec::with_capacity(per_db);
         let mut removed = 0u64;
         for i in 0..per_db {
-            let shard = held(&mut self.guards, self.scope, per_db, db, i)
+            let shard = held(self.ks, &mut self.guards, self.scope, per_db, db, i, true)
                 .expect("FLUSHDB holds every shard of its database");
             let t = shard.take_all();
             removed += t.len() as u64;
@@ -596,6 +617,12 @@ impl<'a> Locked<'a> {
             return;
         }
         let per_db = self.ks.db(0).shard_count();
+        for h in self.guards.iter() {
+            if h.db as usize == a || h.db as usize == b {
+                self.ks
+                    .copy_on_write(h.db as usize, h.shard as usize, &h.guard);
+            }
+        }
         let (lo, hi) = (a.min(b), a.max(b));
         let (first, second) = self.guards.split_at_mut(hi * per_db);
         for i in 0..per_db {
@@ -613,7 +640,7 @@ impl<'a> Locked<'a> {
     /// Visit the shards of `db` in order, read-only, until `visit` returns false.
     pub fn walk_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
         for i in 0..self.shard_count(db) {
-            if !self.with_shard(db, i, |s, _| visit(s)) {
+            if !self.with_shard(db, i, false, |s, _| visit(s)) {
                 break;
             }
         }
@@ -668,7 +695,7 @@ impl<'a> Locked<'a> {
         let count = count.max(1);
         let now = self.now;
         while shard < shards {
-            let done = self.with_shard(db, shard, |s, changes| {
+            let done = self.with_shard(db, shard, true, |s, changes| {
                 let mut cands: Vec<(u64, u64, Vec<u8>)> = s
                     .iter()
                     .map(|e| (hash_key(e.key()), e))
@@ -732,7 +759,7 @@ impl<'a> Locked<'a> {
         // Try random shards first, then sweep so a sparse keyspace still finds its keys.
         for attempt in 0..n {
             let i = (start + attempt) % n;
-            let found = self.with_shard(db, i, |s, changes| {
+            let found = self.with_shard(db, i, true, |s, changes| {
                 for _ in 0..100 {
                     let key = s.random_key()?.key().to_vec();
                     let h = hash_key(&key);
@@ -758,7 +785,7 @@ impl<'a> Locked<'a> {
     /// a TTL and delete (recording `expired`) the ones past it. Returns (sampled, expired).
     pub fn expire_sample(&mut self, db: usize, index: usize, samples: usize) -> (usize, usize) {
         let now = now_ms();
-        self.with_shard(db, index, |s, changes| {
+        self.with_shard(db, index, true, |s, changes| {
             s.expire_sample(samples, now, |e| {
                 changes.record(db, e.key(), Event::EXPIRED)
             })

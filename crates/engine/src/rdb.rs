@@ -7,6 +7,7 @@
 //! checked against the bytes present before anything is allocated, and types Skein does not
 //! store yet are rejected with [`RdbError::UnsupportedType`].
 
+pub mod file;
 mod hash;
 mod list;
 pub mod lzf;

@@ -1,5 +1,6 @@
 //! The background cron thread: the active expiry cycle (unless DEBUG SET-ACTIVE-EXPIRE 0
-//! turned it off) and, every 100 ms, the samples behind INFO's instantaneous figures.
+//! turned it off), every 100 ms the samples behind INFO's instantaneous figures, the
+//! `save` rules and shutdown on SIGTERM/SIGINT (`persist`).
 //!
 //! Like Redis's activeExpireCycle, each run samples keys with a TTL shard by shard and
 //! deletes the expired ones, repeating on a shard while more than a quarter of its samples
@@ -28,6 +29,8 @@ pub fn spawn(srv: Arc<Server>) {
                     last_sample = Instant::now();
                     srv.stats.sample();
                 }
+                crate::persist::shutdown::on_signal(&srv);
+                crate::persist::rules::cron(&srv);
                 let hz = srv.config.get_i64("hz").clamp(1, 500) as u64;
                 let period = Duration::from_micros(1_000_000 / hz);
                 let effort = srv.config.get_i64("active-expire-effort").clamp(1, 10) as u32;

@@ -15,6 +15,7 @@ pub mod memory;
 pub mod net;
 pub mod notify;
 pub mod outbuf;
+pub mod persist;
 pub mod propagate;
 pub mod pubsub;
 pub mod server;
@@ -30,6 +31,12 @@ use std::sync::Arc;
 
 /// Start listeners, workers and the cron thread; returns once the server has stopped.
 pub fn run(srv: Arc<Server>) -> Result<(), String> {
+    srv.persist.attach(Arc::downgrade(&srv));
+    persist::shutdown::install_signal_handlers();
+    // Until the dataset is loaded (below, once listening), clients get -LOADING.
+    srv.persist
+        .loading
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let port = srv.config.get_i64("port") as u16;
     let backlog = srv.config.get_i64("tcp-backlog") as i32;
     let tcp = if port > 0 {
@@ -77,6 +84,8 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         net::listener::spawn_unix(srv.clone(), l, unix_path.clone(), workers.clone());
     }
     cron::spawn(srv.clone());
+    // Listening already: clients get -LOADING until the dataset is in (as in Redis).
+    persist::load::at_startup(&srv);
     log::notice(&format!(
         "Skein {} ready to accept connections on port {} with {} workers",
         env!("CARGO_PKG_VERSION"),

@@ -35,6 +35,8 @@ pub struct Server {
     /// Unique per run, like Redis's run_id.
     pub run_id: String,
     pub tcp_port: AtomicU64,
+    /// RDB saving and loading state (INFO persistence, `save` rules).
+    pub persist: crate::persist::Persistence,
 }
 
 impl Server {
@@ -64,6 +66,7 @@ impl Server {
             next_client_id: AtomicU64::new(1),
             run_id,
             tcp_port: AtomicU64::new(config.get_i64("port") as u64),
+            persist: crate::persist::Persistence::new(engine::wall_ms() / 1000),
             config,
         }
     }

@@ -1,4 +1,4 @@
-//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, CHANGE-REPL-ID, HELP; and the
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, CHANGE-REPL-ID, HELP; and the
 //! `enable-debug-command` gate Redis applies to protected commands.
 
 use super::args::NO_SUCH_KEY;
@@ -164,6 +164,7 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.ok();
         }
         ("object", 3) => object(ctx, argv[2]),
+        ("reload", _) => reload(ctx, &argv[2..]),
         ("propagation", 3) => propagation(ctx, argv[2]),
         ("change-repl-id", 2) => {
             crate::log::warning("Changing replication IDs after receiving DEBUG change-repl-id");
@@ -172,6 +173,53 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         _ => subcommand_syntax_error(ctx, argv),
     }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back,
+/// with every shard held.
+fn reload(ctx: &mut Ctx, opts: &[&[u8]]) {
+    use crate::persist::{load, save};
+    let (mut flush, mut do_save, mut merge) = (true, true, false);
+    for o in opts {
+        if o.eq_ignore_ascii_case(b"merge") {
+            merge = true;
+        } else if o.eq_ignore_ascii_case(b"noflush") {
+            flush = false;
+        } else if o.eq_ignore_ascii_case(b"nosave") {
+            do_save = false;
+        } else {
+            return ctx
+                .out
+                .error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+        }
+    }
+    let srv = ctx.srv;
+    if do_save && save::save_held(srv, &mut ctx.keys, 0).is_err() {
+        return ctx.out.error("ERR");
+    }
+    if flush {
+        let tables: Vec<_> = (0..srv.keyspace.len())
+            .map(|db| ctx.keys.flush_db(db))
+            .collect();
+        drop(tables);
+        // Emptying for a reload is not a change to save (emptyData does not count it);
+        // the flush itself stays recorded (WATCH).
+        ctx.keys.changes.extra_dirty = 0;
+    }
+    let dups = if merge {
+        load::Duplicates::Replace
+    } else {
+        load::Duplicates::Refuse
+    };
+    // Loaded keys are not changes anyone consumes one by one: only counted.
+    ctx.keys.changes.keep_events(false);
+    ctx.keys.changes.want_informational(0);
+    let keys = &mut ctx.keys;
+    if load::load_file(srv, |db, entry| load::insert(keys, db, entry, dups)).is_err() {
+        return ctx.out.error("ERR Error trying to load the RDB dump");
+    }
+    crate::log::warning("DB reloaded by DEBUG RELOAD");
+    ctx.out.ok();
 }
 
 /// Skein's DEBUG PROPAGATION START|TAKE|STOP: read the propagation stream (what the AOF

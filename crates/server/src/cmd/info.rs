@@ -302,28 +302,65 @@ fn memory_section(srv: &Server, r: &mut Report) {
 }
 
 fn persistence(srv: &Server, r: &mut Report) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let p = &srv.persist;
     r.section("Persistence");
+    r.field("loading", u8::from(p.is_loading()));
     r.zeros(&[
-        "loading",
         "async_loading",
         "current_cow_peak",
         "current_cow_size",
         "current_cow_size_age",
     ]);
-    r.field("current_fork_perc", "0.00");
-    r.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
-    r.field("rdb_changes_since_last_save", srv.stats.sum(|w| &w.dirty));
-    r.zeros(&["rdb_bgsave_in_progress"]);
-    r.field("rdb_last_save_time", srv.start_unix_ms / 1000);
-    r.field("rdb_last_bgsave_status", "ok");
-    r.field("rdb_last_bgsave_time_sec", -1);
-    r.field("rdb_current_bgsave_time_sec", -1);
-    r.zeros(&[
-        "rdb_saves",
-        "rdb_last_cow_size",
+    let snap = srv.keyspace.snapshot().filter(|_| p.bgsave_in_progress());
+    let total = if snap.is_some() {
+        p.save_keys_total.load(Relaxed)
+    } else {
+        0
+    };
+    let done = snap.as_ref().map_or(0, |s| s.keys_done());
+    let perc = if total > 0 {
+        done as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    };
+    r.field("current_fork_perc", format!("{perc:.2}"));
+    r.field("current_save_keys_processed", done);
+    r.field("current_save_keys_total", total);
+    r.field(
+        "rdb_changes_since_last_save",
+        crate::persist::changes_since_save(srv),
+    );
+    r.field("rdb_bgsave_in_progress", u8::from(p.bgsave_in_progress()));
+    r.field("rdb_last_save_time", p.lastsave.load(Relaxed));
+    r.field(
+        "rdb_last_bgsave_status",
+        if p.last_bgsave_ok.load(Relaxed) {
+            "ok"
+        } else {
+            "err"
+        },
+    );
+    r.field("rdb_last_bgsave_time_sec", p.last_bgsave_secs.load(Relaxed));
+    let started = p.bgsave_started.load(Relaxed);
+    r.field(
+        "rdb_current_bgsave_time_sec",
+        if started >= 0 {
+            crate::persist::unix_secs() - started
+        } else {
+            -1
+        },
+    );
+    r.field("rdb_saves", p.saves.load(Relaxed));
+    r.field("rdb_last_cow_size", 0);
+    r.field(
         "rdb_last_load_keys_expired",
+        p.last_load_expired.load(Relaxed),
+    );
+    r.field(
         "rdb_last_load_keys_loaded",
-    ]);
+        p.last_load_loaded.load(Relaxed),
+    );
     r.field("aof_enabled", srv.config.get_bool("appendonly") as u8);
     r.field("aof_rewrite_in_progress", 0);
     r.field("aof_rewrite_scheduled", 0);

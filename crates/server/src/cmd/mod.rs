@@ -22,6 +22,7 @@ pub mod keyspec;
 pub mod latency;
 pub mod lists;
 pub mod object;
+pub mod persist;
 pub mod pubsub;
 pub mod scan_args;
 pub mod server_cmds;
@@ -125,6 +126,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         keys::COMMANDS,
         object::COMMANDS,
         dump::COMMANDS,
+        persist::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
         server_cmds::COMMANDS,

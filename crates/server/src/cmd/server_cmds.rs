@@ -2,6 +2,7 @@
 
 use super::args::{self, is, DB_OUT_OF_RANGE, SYNTAX_ERR};
 use super::{Ctx, Handler};
+use crate::persist::shutdown;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -57,9 +58,19 @@ fn flushall(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(background) = flush_mode(ctx, argv) else {
         return;
     };
-    let n = ctx.srv.keyspace.len();
+    let srv = ctx.srv;
+    // flushAllDataAndResetRDB: a running BGSAVE is dropped, and with `save` rules the
+    // (now empty) dataset is saved at once.
+    if srv.persist.bgsave_in_progress() {
+        crate::persist::save::kill_bgsave(srv);
+    }
+    let n = srv.keyspace.len();
     let tables = (0..n).map(|db| ctx.keys.flush_db(db)).collect();
     dispose(tables, background);
+    if !crate::persist::rules::parse(&srv.config.get("save")).is_empty() {
+        let pending = ctx.keys.changes.dirty();
+        let _ = crate::persist::save::save_held(srv, &mut ctx.keys, pending);
+    }
     ctx.propagate.force = true;
     ctx.out.ok();
 }
@@ -93,16 +104,34 @@ fn time(ctx: &mut Ctx, _argv: &[&[u8]]) {
 }
 
 fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let mut flags = shutdown::Flags::default();
+    let mut abort = false;
+    let mut any = false;
     for a in &argv[1..] {
-        if !["nosave", "save", "now", "force", "abort"]
-            .iter()
-            .any(|w| is(a, w))
-        {
+        if is(a, "nosave") {
+            flags.nosave = true;
+        } else if is(a, "save") {
+            flags.save = true;
+        } else if is(a, "now") {
+        } else if is(a, "force") {
+            flags.force = true;
+        } else if is(a, "abort") {
+            abort = true;
+            continue;
+        } else {
             return ctx.out.error(SYNTAX_ERR);
         }
+        any = true;
     }
-    if argv[1..].iter().any(|a| is(a, "abort")) {
+    if (abort && any) || (flags.save && flags.nosave) {
+        return ctx.out.error(SYNTAX_ERR);
+    }
+    if abort {
         return ctx.out.error("ERR No shutdown in progress.");
+    }
+    // Every shard is held (the command's lock rule): nothing changes after the save.
+    if !shutdown::finish(ctx.srv, &mut ctx.keys, flags) {
+        return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     ctx.srv.shutting_down.store(true, Relaxed);
     ctx.client.close_after_reply = true;

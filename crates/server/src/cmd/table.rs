@@ -117,12 +117,12 @@ pub enum LockRule {
     WalkAll,
     /// Holds every shard of the client's database (FLUSHDB).
     WholeDb,
-    /// Holds every shard of every database (FLUSHALL, SWAPDB).
+    /// Holds every shard of every database (FLUSHALL, SWAPDB, SAVE, SHUTDOWN).
     AllDbs,
     /// Keys in the client's database and in a database named by an argument (MOVE,
     /// COPY ... DB n).
     CrossDb,
-    /// DEBUG OBJECT's key.
+    /// DEBUG OBJECT's key; every shard for DEBUG RELOAD.
     DebugObject,
     /// Every argument after the name is a key (PFMERGE: its key specs name no key at all
     /// when it has no source, as in Redis, yet it writes its destination).
@@ -152,6 +152,8 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("copy", LockRule::CrossDb),
     ("debug", LockRule::DebugObject),
     ("pfmerge", LockRule::AllArgs),
+    ("save", LockRule::AllDbs),
+    ("shutdown", LockRule::AllDbs),
     ("exec", LockRule::Transaction),
     ("georadius", LockRule::GeoStore),
     ("georadiusbymember", LockRule::GeoStore),

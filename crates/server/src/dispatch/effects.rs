@@ -11,7 +11,7 @@ use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// A consumer of change events registered by another subsystem (blocked-client wake-ups,
-/// client-side caching, snapshot copy-on-write). It runs with the changed keys' shards
+/// client-side caching). It runs with the changed keys' shards
 /// held, on the thread that made the change: it must be quick and must not lock shards.
 pub type ChangeHook = Box<dyn Fn(&Server, &Changes) + Send + Sync>;
 

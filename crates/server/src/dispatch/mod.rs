@@ -130,6 +130,14 @@ fn check<'t>(
         reply_error(srv, worker, out, &msg);
         return None;
     }
+    if client.in_multi() && cmd.flags.no_multi {
+        rejected(client, out, "ERR Command not allowed inside a transaction");
+        return None;
+    }
+    if crate::persist::writes_denied(srv) && (is_write(srv, client, cmd) || cmd.name == "ping") {
+        rejected(client, out, crate::persist::MISCONF);
+        return None;
+    }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {
         rejected(client, out, &msg);
         return None;
@@ -138,11 +146,32 @@ fn check<'t>(
         rejected(client, out, "ERR Replica can't interact with the keyspace");
         return None;
     }
-    if client.in_multi() && cmd.flags.no_multi {
-        rejected(client, out, "ERR Command not allowed inside a transaction");
+    if srv.persist.is_loading() && !cmd.flags.loading {
+        rejected(
+            client,
+            out,
+            "LOADING Redis is loading the dataset in memory",
+        );
         return None;
     }
     Some(cmd)
+}
+
+/// Is this a write (Redis's is_write_command): a `write` command, or EXEC of a
+/// transaction that queued one.
+fn is_write(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
+    if cmd.flags.write {
+        return true;
+    }
+    if cmd.fullname != "exec" {
+        return false;
+    }
+    client.multi.as_ref().is_some_and(|m| {
+        m.queued.iter().any(|argv| {
+            let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+            srv.commands.lookup(&args).is_some_and(|c| c.flags.write)
+        })
+    })
 }
 
 /// Run a checked command whose locks are held: the handler, its effects, its statistics.

@@ -1,0 +1,95 @@
+//! Saving on the way out (prepareForShutdown / finishShutdown): SHUTDOWN [NOSAVE|SAVE]
+//! [NOW] [FORCE], and SIGTERM/SIGINT, which the cron turns into a shutdown.
+
+use super::{rules, save};
+use crate::log;
+use crate::server::Server;
+use engine::{Changes, Locked, Plan};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+
+/// How SHUTDOWN was asked for.
+#[derive(Clone, Copy, Default)]
+pub struct Flags {
+    pub save: bool,
+    pub nosave: bool,
+    pub force: bool,
+}
+
+/// Save if asked or if `save` rules exist (unless NOSAVE), with every shard held by
+/// `keys`. True when the server may exit; false (logged) when the save failed without
+/// FORCE: the server keeps running.
+pub fn finish(srv: &Server, keys: &mut Locked<'_>, mut flags: Flags) -> bool {
+    if srv.persist.is_loading() {
+        flags.save = false;
+        flags.nosave = true;
+    }
+    log::warning("User requested shutdown...");
+    if srv.persist.bgsave_in_progress() {
+        log::warning("There is a child saving an .rdb. Killing it!");
+        save::kill_bgsave(srv);
+    }
+    let rules = !rules::parse(&srv.config.get("save")).is_empty();
+    if (rules && !flags.nosave) || flags.save {
+        log::notice("Saving the final RDB snapshot before exiting.");
+        if save::save_held(srv, keys, 0).is_err() {
+            if flags.force {
+                log::warning("Error trying to save the DB. Exit anyway.");
+            } else {
+                log::warning("Error trying to save the DB, can't exit.");
+                log::warning(
+                    "Errors trying to shut down the server. Check the logs for more information.",
+                );
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// One flag per caught signal, raised by the signal handler.
+static CAUGHT: OnceLock<Vec<(i32, Arc<AtomicBool>)>> = OnceLock::new();
+
+/// Catch SIGTERM and SIGINT: the cron shuts the server down (saving as SHUTDOWN does).
+pub fn install_signal_handlers() {
+    let flags = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]
+        .into_iter()
+        .map(|sig| {
+            let flag = Arc::new(AtomicBool::new(false));
+            let _ = signal_hook::flag::register(sig, flag.clone());
+            (sig, flag)
+        })
+        .collect();
+    let _ = CAUGHT.set(flags);
+}
+
+/// Called by the cron: act on a received signal.
+pub fn on_signal(srv: &Server) {
+    let Some(caught) = CAUGHT.get() else {
+        return;
+    };
+    let Some(sig) = caught
+        .iter()
+        .find(|(_, f)| f.swap(false, Relaxed))
+        .map(|(s, _)| *s)
+    else {
+        return;
+    };
+    if srv.is_shutting_down() {
+        return;
+    }
+    log::warning(if srv.persist.is_loading() {
+        "Received shutdown signal during loading, scheduling shutdown."
+    } else if sig == signal_hook::consts::SIGINT {
+        "Received SIGINT scheduling shutdown..."
+    } else {
+        "Received SIGTERM scheduling shutdown..."
+    });
+    let mut changes = Changes::default();
+    let mut plan = Plan::new();
+    plan.all();
+    let mut keys = srv.keyspace.lock(&mut plan, 0, &mut changes);
+    if finish(srv, &mut keys, Flags::default()) {
+        srv.shutting_down.store(true, Relaxed);
+    }
+}

@@ -1,0 +1,333 @@
+"""RDB persistence against redis-server 7.0.15: files written by either server load into
+the other with every key, value, encoding and TTL equal; redis-check-rdb accepts Skein's
+files; damaged files are refused with Redis's messages; SAVE, BGSAVE, LASTSAVE, DEBUG
+RELOAD, SHUTDOWN SAVE/NOSAVE, saving on SIGTERM, the `save` rules, INFO persistence and
+stop-writes-on-bgsave-error. Every server runs in a temporary `dir`."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+
+from conftest import ServerProc, free_port, wait_port, SKEIN_BIN
+
+CHECK_RDB = shutil.which("redis-check-rdb") or "redis-check-rdb"
+
+
+def client(s, db=0):
+    return redis.Redis(port=s.port, db=db, socket_timeout=30)
+
+
+def wait_loaded(port, timeout=60):
+    """Until the server has loaded its dataset (commands answer -LOADING before)."""
+    r = redis.Redis(port=port)
+    deadline = time.time() + timeout
+    while True:
+        try:
+            r.ping()
+            return
+        except redis.BusyLoadingError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def populate(r0):
+    """Keys of every type and encoding Redis 7.0 writes, TTLs, several databases."""
+    p = r0.pipeline(transaction=False)
+    p.set("int", 12345)
+    p.set("neg", -7)
+    p.set("big", "9223372036854775807")
+    p.set("emb", "hello")
+    p.set("raw", "x" * 100)
+    p.set("compressible", "abc" * 200)
+    p.set(b"bin\x00\xff", b"\x00\x01\x02" * 30)
+    p.set("ttl", "v", px=3_600_000)
+    p.set("ttl2", "w", ex=100_000)
+    p.rpush("list_small", "a", "b", 3, "d" * 70)
+    p.rpush("list_big", *[f"element-{i}" * 3 for i in range(2000)])
+    p.rpush("list_ints", *range(600))
+    p.hset("hash_small", mapping={"f1": "v1", "f2": 2})
+    p.hset("hash_big", mapping={f"field{i}": f"value{i}" for i in range(300)})
+    p.hset("hash_longval", mapping={"f": "v" * 100})
+    p.sadd("set_ints", *range(50))
+    p.sadd("set_big_ints", *range(1000))
+    p.sadd("set_strs", "a", "b", "c")
+    p.zadd("zset_small", {"a": 1, "b": 2.5, "c": -3})
+    p.zadd("zset_big", {f"m{i}": i / 7 for i in range(300)})
+    p.zadd("zset_inf", {"x": float("inf"), "y": float("-inf")})
+    p.expire("list_big", 50_000)
+    p.execute()
+    r3 = redis.Redis(port=r0.connection_pool.connection_kwargs["port"], db=3)
+    r3.set("in_db3", "yes")
+    r3.rpush("list3", "z")
+
+
+def snapshot(s):
+    """Every key of every database: type, encoding, expiry and value."""
+    wait_loaded(s.port)
+    out = {}
+    for db in range(16):
+        r = client(s, db)
+        for k in r.scan_iter(count=1000):
+            t = r.type(k).decode()
+            if t == "string":
+                v = r.get(k)
+            elif t == "list":
+                v = r.lrange(k, 0, -1)
+            elif t == "hash":
+                v = sorted(r.hgetall(k).items())
+            elif t == "set":
+                v = sorted(r.smembers(k))
+            elif t == "zset":
+                v = r.zrange(k, 0, -1, withscores=True)
+            else:
+                v = None
+            out[(db, k)] = (t, r.object("encoding", k), r.pexpiretime(k), v)
+    return out
+
+
+def save_and_copy(src, dst_dir):
+    r = client(src)
+    assert r.save()
+    shutil.copy(os.path.join(r.config_get("dir")["dir"], "dump.rdb"),
+                os.path.join(dst_dir, "dump.rdb"))
+
+
+def test_redis_file_loads_into_skein(fresh_redis, fresh_skein):
+    red = fresh_redis()
+    populate(client(red))
+    want = snapshot(red)
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        save_and_copy(red, d)
+        sk = fresh_skein(extra=["--dir", d])
+        assert snapshot(sk) == want
+        info = client(sk).info("persistence")
+        assert info["rdb_last_load_keys_loaded"] == len(want)
+        log = open(os.path.join(sk.dir, "server.log")).read()
+        assert "Loading RDB produced by version 7.0.15" in log
+        assert "Done loading RDB, keys loaded: %d, keys expired: 0." % len(want) in log
+        assert "DB loaded from disk:" in log
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("opts", [[], ["--rdbcompression", "no"], ["--rdbchecksum", "no"]])
+def test_skein_file_loads_into_redis(fresh_redis, fresh_skein, opts):
+    sk = fresh_skein(extra=opts)
+    populate(client(sk))
+    want = snapshot(sk)
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        save_and_copy(sk, d)
+        check = subprocess.run([CHECK_RDB, os.path.join(d, "dump.rdb")],
+                               capture_output=True, text=True, timeout=60)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert "RDB looks OK" in check.stdout
+        red = fresh_redis(extra=["--dir", d])
+        assert snapshot(red) == want
+        # And back: Redis's save of it loads into Skein unchanged.
+        d2 = tempfile.mkdtemp(prefix="skein-rdb-")
+        try:
+            save_and_copy(red, d2)
+            assert snapshot(fresh_skein(extra=["--dir", d2])) == want
+        finally:
+            shutil.rmtree(d2, ignore_errors=True)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_expired_keys_are_dropped_on_load(fresh_skein):
+    sk = fresh_skein()
+    r = client(sk)
+    r.set("short", "v", px=200)
+    r.set("long", "v", ex=1000)
+    assert r.save()
+    time.sleep(0.3)
+    assert r.execute_command("DEBUG", "RELOAD", "NOSAVE") == b"OK"
+    assert r.keys() == [b"long"]
+    info = r.info("persistence")
+    assert info["rdb_last_load_keys_expired"] == 1
+    assert info["rdb_last_load_keys_loaded"] == 1
+
+
+def start_on(kind, d, extra=()):
+    """A server on an existing dir (so a file can be put there first)."""
+    port = free_port()
+    if kind == "redis":
+        cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", "--dir", d]
+    else:
+        cmd = [SKEIN_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               "--dir", d, "--workers", "2"]
+    log = open(os.path.join(d, kind + ".log"), "w")
+    proc = subprocess.Popen(cmd + list(extra), stdout=log, stderr=subprocess.STDOUT)
+    return proc, port
+
+
+def refused(kind, d):
+    """Start on `d`, expect an exit with status 1; the log."""
+    proc, _ = start_on(kind, d)
+    try:
+        assert proc.wait(timeout=30) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return open(os.path.join(d, kind + ".log")).read()
+
+
+def damaged_files(fresh_skein):
+    sk = fresh_skein()
+    populate(client(sk))
+    assert client(sk).save()
+    good = open(os.path.join(sk.dir, "dump.rdb"), "rb").read()
+    bad_crc = bytearray(good)
+    bad_crc[-1] ^= 0xFF
+    return {
+        "truncated": (good[: len(good) // 2], "Short read or OOM loading DB. Unrecoverable error, aborting now."),
+        "checksum": (bytes(bad_crc), "Wrong RDB checksum expected: ("),
+        "signature": (b"XEDIS" + good[5:], "Wrong signature trying to load DB from file"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["truncated", "checksum", "signature"])
+def test_damaged_file_is_refused_like_redis(fresh_skein, kind):
+    data, message = damaged_files(fresh_skein)[kind]
+    for server in ("redis", "skein"):
+        d = tempfile.mkdtemp(prefix="skein-rdb-")
+        try:
+            with open(os.path.join(d, "dump.rdb"), "wb") as f:
+                f.write(data)
+            log = refused(server, d)
+            assert message in log, (server, log)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def test_save_lastsave_info_and_reload(fresh_skein):
+    sk = fresh_skein(extra=["--save", "3600 1"])
+    r = client(sk)
+    populate(r)
+    want = snapshot(sk)
+    info = r.info("persistence")
+    assert info["rdb_changes_since_last_save"] > 0
+    before = r.lastsave()
+    time.sleep(1.1)
+    assert r.save()
+    assert r.lastsave() > before
+    info = r.info("persistence")
+    assert info["rdb_changes_since_last_save"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert info["rdb_saves"] == 1
+    r.set("after", "1")
+    assert r.info("persistence")["rdb_changes_since_last_save"] == 1
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert snapshot(sk) == {**want, (0, b"after"): ("string", b"int", -1, b"1")}
+    with pytest.raises(redis.ResponseError, match="only supports the MERGE"):
+        r.execute_command("DEBUG", "RELOAD", "BOGUS")
+
+
+def test_shutdown_save_nosave_and_sigterm():
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    path = os.path.join(d, "dump.rdb")
+    try:
+        # No save rules: SHUTDOWN does not save, SHUTDOWN SAVE does.
+        proc, port = start_on("skein", d)
+        wait_port(port, proc)
+        wait_loaded(port)
+        r = redis.Redis(port=port)
+        r.set("k", "v1")
+        r.shutdown(nosave=True)
+        proc.wait(timeout=10)
+        assert not os.path.exists(path)
+        proc, port = start_on("skein", d)
+        wait_port(port, proc)
+        wait_loaded(port)
+        r = redis.Redis(port=port)
+        r.set("k", "v2")
+        r.shutdown(save=True)
+        assert proc.wait(timeout=10) == 0
+        assert os.path.exists(path)
+        # With save rules, SIGTERM saves; the file is loaded at the next start.
+        proc, port = start_on("skein", d, ["--save", "3600 1"])
+        wait_port(port, proc)
+        wait_loaded(port)
+        r = redis.Redis(port=port)
+        assert r.get("k") == b"v2"
+        r.set("k", "v3")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+        log = open(os.path.join(d, "skein.log")).read()
+        assert "Received SIGTERM scheduling shutdown..." in log
+        assert "Saving the final RDB snapshot before exiting." in log
+        proc, port = start_on("skein", d)
+        wait_port(port, proc)
+        wait_loaded(port)
+        assert redis.Redis(port=port).get("k") == b"v3"
+        proc.terminate()
+        proc.wait(timeout=10)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def misconf_replies(server):
+    """Make the dir vanish, fail a BGSAVE, and collect the replies that follow."""
+    r = client(server)
+    gone = tempfile.mkdtemp(prefix="skein-gone-")
+    r.config_set("dir", gone)
+    os.rmdir(gone)
+    replies = []
+    for cmd in (["SAVE"], ["BGSAVE"]):
+        try:
+            replies.append(r.execute_command(*cmd))
+        except redis.ResponseError as e:
+            replies.append(str(e))
+    deadline = time.time() + 10
+    while r.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+        time.sleep(0.05)
+    info = r.info("persistence")
+    replies.append(info["rdb_last_bgsave_status"])
+    for cmd in (["SET", "a", "1"], ["PING"], ["GET", "a"], ["DEL", "a"]):
+        try:
+            replies.append(r.execute_command(*cmd))
+        except redis.ResponseError as e:
+            replies.append(str(e))
+    r.config_set("stop-writes-on-bgsave-error", "no")
+    replies.append(r.execute_command("SET", "a", "1"))
+    return replies
+
+
+def test_unwritable_dir_and_misconf_like_redis(fresh_redis, fresh_skein):
+    extra = ["--save", "3600 1", "--enable-protected-configs", "yes"]
+    red = fresh_redis(extra=extra)
+    sk = fresh_skein(extra=extra)
+    want = misconf_replies(red)
+    assert want[3].startswith("MISCONF")
+    assert misconf_replies(sk) == want
+    log = open(os.path.join(sk.dir, "server.log")).read()
+    assert "Failed opening the temp RDB file temp-" in log
+    assert client(sk).ping()
+
+
+def test_save_rules_run_a_bgsave(fresh_skein):
+    sk = fresh_skein()
+    r = client(sk)
+    r.config_set("save", "1 2")
+    r.set("a", 1)
+    r.set("b", 2)
+    deadline = time.time() + 10
+    while r.info("persistence")["rdb_changes_since_last_save"] and time.time() < deadline:
+        time.sleep(0.1)
+    info = r.info("persistence")
+    assert info["rdb_changes_since_last_save"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    log = open(os.path.join(sk.dir, "server.log")).read()
+    assert "2 changes in 1 seconds. Saving..." in log
+    assert "Background saving terminated with success" in log
+    assert os.path.exists(os.path.join(sk.dir, "dump.rdb"))
