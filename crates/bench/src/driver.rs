@@ -6,6 +6,7 @@ use crate::conn::{error_text, Blocking, Sock, Target};
 use crate::hist::LatencyHist;
 use crate::pacer::Pacer;
 use crate::resp::{self, Reply};
+use crate::slot_clock::SlotClock;
 use crate::workload::{ClientGen, ThreadKeys, Workload};
 use mio::{Events, Interest, Poll, Token};
 use std::collections::VecDeque;
@@ -28,6 +29,12 @@ pub struct CmdStats {
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub hist: LatencyHist,
+    /// Open loop: how late each request left while a connection slot was free for it
+    /// (see [`SlotClock`]): the generator's own lateness.
+    pub late_hist: LatencyHist,
+    /// Open loop: latency less that lateness (what the server and waiting for a free
+    /// connection cost).
+    pub server_hist: LatencyHist,
 }
 
 impl CmdStats {
@@ -42,6 +49,8 @@ impl CmdStats {
         self.bytes_out += o.bytes_out;
         self.bytes_in += o.bytes_in;
         self.hist.add(&o.hist);
+        self.late_hist.add(&o.late_hist);
+        self.server_hist.add(&o.server_hist);
     }
 }
 
@@ -108,7 +117,10 @@ impl MioSock {
 
 struct InFlight {
     cmd: u16,
+    /// Latency is counted from here: the send (closed loop) or the due time (open loop).
     at: Instant,
+    /// Open loop: the generator's lateness in sending it, microseconds.
+    late_us: u64,
     bytes: u32,
 }
 
@@ -189,6 +201,12 @@ struct Loop<'a> {
     pacer: Option<Pacer>,
     /// Open loop: one entry per free request slot.
     free: VecDeque<usize>,
+    /// Open loop: when no slot was free, to split a late send into the server's part and
+    /// the generator's.
+    slots: Option<SlotClock>,
+    /// Open loop: wakes the event loop when the next request falls due (nanosecond
+    /// precision; epoll's own timeout counts whole milliseconds).
+    timer: Option<DueTimer>,
     dirty: Vec<usize>,
     error: Option<String>,
     /// Progress counters not yet published.
@@ -210,10 +228,13 @@ impl<'a> Loop<'a> {
             Pacer::new(Instant::now() + offset, per_thread, limit)
         });
         let mut free = VecDeque::new();
-        if pacer.is_some() {
+        let (mut timer, mut slots) = (None, None);
+        if let Some(p) = &pacer {
             for _ in 0..w.pipeline {
                 free.extend(0..conns.len());
             }
+            timer = DueTimer::new(&poll);
+            slots = Some(SlotClock::new(p.start()));
         }
         Loop {
             spec,
@@ -223,6 +244,8 @@ impl<'a> Loop<'a> {
             stats: vec![CmdStats::default(); w.templates.len()],
             pacer,
             free,
+            slots,
+            timer,
             dirty: Vec::new(),
             error: None,
             ops: 0,
@@ -230,7 +253,7 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn send(&mut self, c: usize, at: Instant) {
+    fn send(&mut self, c: usize, at: Instant, late_us: u64) {
         let conn = &mut self.conns[c];
         let before = conn.wbuf.len();
         let spec = self.spec;
@@ -242,7 +265,12 @@ impl<'a> Loop<'a> {
             &mut conn.wbuf,
         );
         let bytes = (conn.wbuf.len() - before) as u32;
-        conn.inflight.push_back(InFlight { cmd, at, bytes });
+        conn.inflight.push_back(InFlight {
+            cmd,
+            at,
+            late_us,
+            bytes,
+        });
         if before == conn.wpos {
             self.dirty.push(c);
         }
@@ -256,7 +284,7 @@ impl<'a> Loop<'a> {
             && self.conns[c].remaining > 0
         {
             self.conns[c].remaining -= 1;
-            self.send(c, now);
+            self.send(c, now, 0);
         }
     }
 
@@ -335,6 +363,10 @@ impl<'a> Loop<'a> {
                 s.bytes_in += (raw.end - raw.start) as u64;
                 s.bytes_out += f.bytes as u64;
                 s.hist.record_us(us);
+                if self.pacer.is_some() {
+                    s.late_hist.record_us(f.late_us);
+                    s.server_hist.record_us(us.saturating_sub(f.late_us));
+                }
                 match kind {
                     Reply::Error => {
                         s.errors += 1;
@@ -347,7 +379,10 @@ impl<'a> Loop<'a> {
                     _ => {}
                 }
             }
-            if self.pacer.is_some() {
+            if let Some(sc) = &mut self.slots {
+                if self.free.is_empty() {
+                    sc.set_empty(now, false);
+                }
                 self.free.push_back(c);
             }
         }
@@ -409,9 +444,13 @@ impl<'a> Loop<'a> {
                 }
             }
             let measuring = shared.measuring.load(Relaxed);
-            let mut any = false;
             for ev in events.iter() {
-                any = true;
+                if ev.token() == TIMER {
+                    if let Some(t) = &self.timer {
+                        t.clear();
+                    }
+                    continue;
+                }
                 let c = ev.token().0;
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                     self.readable(c, &mut scratch, measuring);
@@ -425,7 +464,7 @@ impl<'a> Loop<'a> {
             }
             let now = Instant::now();
             if sending {
-                self.release_due(now, any);
+                self.release_due(now);
             }
             if now - last_publish > Duration::from_millis(50) {
                 self.publish();
@@ -445,51 +484,96 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// How long to wait in poll: until the next paced send, or a tick to notice `stop`.
+    /// How long to wait in poll: a tick to notice `stop`, or nothing when a request is due
+    /// now; the timer wakes the loop for the next paced send.
     fn timeout(&self, now: Instant, sending: bool) -> Duration {
         const TICK: Duration = Duration::from_millis(50);
         match (&self.pacer, sending) {
             (Some(p), true) if !self.free.is_empty() => match p.next_at() {
-                Some(at) if at > now => {
-                    let gap = at - now;
-                    // epoll waits whole milliseconds: round down; under 1 ms, just look.
-                    Duration::from_millis(gap.as_millis() as u64).min(TICK)
-                }
+                Some(at) if at > now => match &self.timer {
+                    Some(t) if t.arm(at - now) => TICK,
+                    // No timer: epoll's millisecond timeout, rounded down; under 1 ms, look.
+                    _ => Duration::from_millis((at - now).as_millis() as u64).min(TICK),
+                },
                 _ => Duration::ZERO,
             },
             _ => TICK,
         }
     }
 
-    /// Open loop: hand every due request to a free slot; nap briefly when the next one
-    /// is under a millisecond away and nothing else happened.
-    fn release_due(&mut self, now: Instant, had_events: bool) {
-        let Some(p) = self.pacer.as_mut() else {
+    /// Open loop: hand every due request to a free slot, recording how late it leaves.
+    fn release_due(&mut self, now: Instant) {
+        let (Some(p), Some(sc)) = (self.pacer.as_mut(), self.slots.as_mut()) else {
             return;
         };
         let mut sent = Vec::new();
         while !self.free.is_empty() {
-            match p.take(now) {
-                Some(at) => {
-                    let c = self.free.pop_front().unwrap_or_default();
-                    sent.push((c, at));
-                }
-                None => break,
+            let Some(due) = p.take(now) else {
+                break;
+            };
+            let c = self.free.pop_front().unwrap_or_default();
+            if self.free.is_empty() {
+                sc.set_empty(now, true);
             }
+            let late = sc.lateness(due, now).as_micros() as u64;
+            sent.push((c, due, late));
         }
-        let next = p.next_at();
-        for (c, at) in sent.iter().copied() {
+        if let Some(next) = p.next_at() {
+            sc.prune(next);
+        }
+        for (c, due, late) in sent {
             if !self.conns[c].dead {
-                self.send(c, at);
+                self.send(c, due, late);
             }
         }
-        if sent.is_empty() && !had_events && !self.free.is_empty() {
-            if let Some(at) = next {
-                let gap = at.saturating_duration_since(Instant::now());
-                if gap < Duration::from_millis(1) {
-                    std::thread::sleep(gap.min(Duration::from_micros(50)));
-                }
-            }
-        }
+    }
+}
+
+const TIMER: Token = Token(usize::MAX);
+
+/// A timerfd in the thread's poll set: wakes it at a due time with nanosecond precision.
+struct DueTimer {
+    fd: rustix::fd::OwnedFd,
+}
+
+impl DueTimer {
+    /// None if the kernel gives no timerfd (the loop then falls back to epoll's timeout).
+    fn new(poll: &Poll) -> Option<DueTimer> {
+        use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags};
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )
+        .ok()?;
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+        poll.registry()
+            .register(&mut mio::unix::SourceFd(&raw), TIMER, Interest::READABLE)
+            .ok()?;
+        Some(DueTimer { fd })
+    }
+
+    /// Fires once, `after` from now; false if the timer could not be set.
+    fn arm(&self, after: Duration) -> bool {
+        use rustix::time::{timerfd_settime, Itimerspec, TimerfdTimerFlags, Timespec};
+        let at = Timespec {
+            tv_sec: after.as_secs() as i64,
+            // A zero it_value disarms: wait at least a nanosecond.
+            tv_nsec: i64::from(after.subsec_nanos()).max(i64::from(after.as_secs() == 0)),
+        };
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let spec = Itimerspec {
+            it_interval: zero,
+            it_value: at,
+        };
+        timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec).is_ok()
+    }
+
+    /// Reads the expiry count so the fd stops being readable.
+    fn clear(&self) {
+        let mut b = [0u8; 8];
+        let _ = rustix::io::read(&self.fd, &mut b);
     }
 }

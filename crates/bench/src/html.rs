@@ -35,7 +35,8 @@ fn wide_range(sweeps: &[Sweep]) -> bool {
     lo > 0.0 && hi / lo >= 20.0
 }
 
-pub fn render(title: &str, sweeps: &[Sweep]) -> Result<String, String> {
+/// The report: `notes` are paragraphs shown under the title (a capacity verdict).
+pub fn render(title: &str, sweeps: &[Sweep], notes: &[String]) -> Result<String, String> {
     let first = sweeps.first().ok_or("no sweep to draw")?;
     let xl = first.x_label();
     let log_x = wide_range(sweeps);
@@ -91,6 +92,9 @@ pub fn render(title: &str, sweeps: &[Sweep]) -> Result<String, String> {
         CSS,
         esc(title)
     );
+    for n in notes {
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
+    }
     for s in sweeps {
         let _ = writeln!(
             h,
@@ -164,6 +168,7 @@ const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222}\
 .chart .label{font-size:12px}\
 .chart .legend{font-size:12px}\
 .meta{font-size:13px;margin:4px 0}\
+.note{font-size:14px;margin:6px 0;padding:6px 10px;background:#f4f6fa;border-left:3px solid #46c}\
 table{border-collapse:collapse;font-size:13px;margin-top:8px}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}";
@@ -200,7 +205,8 @@ mod tests {
 
     #[test]
     fn report_is_self_contained_and_has_every_point() {
-        let h = render("T", &[sweep("skein"), sweep("redis")]).unwrap();
+        let h = render("T", &[sweep("skein"), sweep("redis")], &["a <note>".into()]).unwrap();
+        assert!(h.contains("<p class=\"note\">a &lt;note&gt;</p>"));
         assert!(!h.contains("http://") && !h.contains("https://") && !h.contains("src="));
         assert_eq!(h.matches("<svg").count(), 4);
         // 4 charts: throughput 2x2, bandwidth 2x2x2, latency 2x2x2, cpu 2x2 = 24 points.

@@ -15,6 +15,7 @@ mod report;
 mod resp;
 mod run;
 mod scenario;
+mod slot_clock;
 mod spec;
 mod svg;
 mod sweep;
@@ -55,6 +56,9 @@ enum Mode {
     Run(run_cmd::RunCmd),
     /// Find the highest rate that holds a latency QoS, and alarm thresholds
     Capacity(capacity::CapacityCmd),
+    /// (internal) The second generator `capacity` runs beside itself
+    #[command(hide = true)]
+    CapacityPeer(capacity::PeerCmd),
     /// Run a workload over a list of sizes, client counts or pipelines; write an HTML report
     Sweep(sweep::SweepCmd),
     /// Draw the HTML report from sweep JSON files
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
     let result = match &cli.mode {
         Mode::Run(c) => c.exec(),
         Mode::Capacity(c) => c.exec(),
+        Mode::CapacityPeer(c) => c.exec(),
         Mode::Sweep(c) => c.exec(),
         Mode::Report(c) => c.exec(),
     };

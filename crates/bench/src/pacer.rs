@@ -22,6 +22,11 @@ impl Pacer {
         }
     }
 
+    /// When request 0 falls due.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
     fn intended(&self, k: u64) -> Instant {
         self.start + Duration::from_nanos((k as f64 * self.interval_ns) as u64)
     }

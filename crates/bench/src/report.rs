@@ -134,6 +134,26 @@ pub fn run_table(r: &RunResult) -> String {
             let _ = writeln!(out, "{}: {} error replies, first: {e}", c.command, c.errors);
         }
     }
+    if let Some(o) = &r.open_loop {
+        let (l, s) = (&o.lateness, &o.server_latency);
+        let _ = writeln!(
+            out,
+            "generator lateness (due, a connection free, not yet sent): p50 {:.3} ms, p99 {:.3}, max {:.3}",
+            l.p50_ms, l.p99_ms, l.max_ms
+        );
+        let _ = writeln!(
+            out,
+            "latency less that lateness: avg {:.3} ms, p50 {:.3}, p99 {:.3}, p99.9 {:.3}",
+            s.avg_ms, s.p50_ms, s.p99_ms, s.p999_ms
+        );
+        if o.lateness_explains(r.totals.latency.p99_ms, s.p99_ms) {
+            let _ = writeln!(
+                out,
+                "note: the generator's lateness, not the server, explains the p99 ({:.3} ms measured, {:.3} ms without it): give the generator more CPU or threads",
+                r.totals.latency.p99_ms, s.p99_ms
+            );
+        }
+    }
     if r.unsent > 0 {
         let _ = writeln!(
             out,

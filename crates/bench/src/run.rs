@@ -38,6 +38,27 @@ pub struct CmdResult {
     pub histogram_us: Vec<[u64; 2]>,
 }
 
+/// What an open-loop run adds: how late the generator itself sent, and the latency with
+/// that lateness taken out, so a percentile the generator caused is not charged to the
+/// server.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OpenLoopFigures {
+    /// Of the wait between a request's due time and its send, the part when a connection
+    /// slot was free: the generator's own lateness (the pacing precision achieved).
+    pub lateness: LatencySummary,
+    /// Latency from the due time, less the lateness: the server's service time plus any
+    /// wait for a free connection slot.
+    pub server_latency: LatencySummary,
+}
+
+impl OpenLoopFigures {
+    /// Whether the generator's lateness, not the server, explains a latency percentile:
+    /// with the lateness taken out it is under half of what was measured.
+    pub fn lateness_explains(&self, measured_ms: f64, server_ms: f64) -> bool {
+        measured_ms > 0.0 && server_ms < measured_ms / 2.0
+    }
+}
+
 /// One second of the progress line.
 #[derive(Clone, Debug, Serialize)]
 pub struct Tick {
@@ -58,6 +79,7 @@ pub struct RunResult {
     /// Open loop: the offered rate, and requests due that never left (server too slow).
     pub offered_rate: Option<f64>,
     pub unsent: u64,
+    pub open_loop: Option<OpenLoopFigures>,
     pub server: Option<ServerSummary>,
     pub server_samples: Vec<Sample>,
     pub server_sampling_error: Option<String>,
@@ -232,6 +254,10 @@ pub fn run(target: &Target, w: &Workload, db: u32, flags: RunFlags) -> Result<Ru
         totals: cmd_result("Totals", &totals, secs),
         offered_rate: w.rate,
         unsent,
+        open_loop: w.rate.map(|_| OpenLoopFigures {
+            lateness: totals.late_hist.summary(),
+            server_latency: totals.server_hist.summary(),
+        }),
         server: ServerSummary::between(&sampled.samples, from, to),
         server_samples: sampled.samples,
         server_sampling_error: sampled.error,

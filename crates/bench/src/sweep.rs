@@ -3,8 +3,9 @@
 
 use crate::opts::{default_workload, LoadArgs, TargetArgs};
 use crate::report::{f0, f2, f3, Table};
-use crate::run::{run, RunFlags};
+use crate::run::{run, RunFlags, RunResult};
 use crate::spec::{self, DataSize};
+use crate::workload::Workload;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -94,11 +95,38 @@ pub struct Sweep {
     pub points: Vec<Point>,
 }
 
+impl Point {
+    /// The figures of one run, drawn at `x`.
+    pub fn of_run(x: f64, w: &Workload, r: &RunResult) -> Point {
+        let (net_in, net_out) = r.net_in_out();
+        let cpu = r.server.as_ref().and_then(|s| s.cpu_pct());
+        Point {
+            x,
+            connections: w.total_clients(),
+            pipeline: w.pipeline,
+            data_size: w.data_size.max(),
+            ops_per_sec: r.totals.ops_per_sec,
+            net_in_bytes_per_sec: net_in,
+            net_out_bytes_per_sec: net_out,
+            avg_ms: r.totals.latency.avg_ms,
+            p50_ms: r.totals.latency.p50_ms,
+            p99_ms: r.totals.latency.p99_ms,
+            p999_ms: r.totals.latency.p999_ms,
+            server_cpu_pct: cpu,
+            cpu_us_per_op: cpu
+                .filter(|_| r.totals.ops_per_sec > 0.0)
+                .map(|c| c / 100.0 / r.totals.ops_per_sec * 1e6),
+            errors: r.totals.errors,
+        }
+    }
+}
+
 impl Sweep {
     pub fn x_label(&self) -> &'static str {
         match self.dimension.as_str() {
             "data_size" => "value size (bytes)",
             "clients" => "connections",
+            "inflight" => "requests in flight (connections x pipeline)",
             _ => "pipeline depth",
         }
     }
@@ -168,26 +196,7 @@ impl SweepCmd {
                 _ => w.pipeline = x,
             }
             let r = run(&target, &w, db, flags)?;
-            let (net_in, net_out) = r.net_in_out();
-            let cpu = r.server.as_ref().and_then(|s| s.cpu_pct());
-            let p = Point {
-                x: x as f64,
-                connections: w.total_clients(),
-                pipeline: w.pipeline,
-                data_size: w.data_size.max(),
-                ops_per_sec: r.totals.ops_per_sec,
-                net_in_bytes_per_sec: net_in,
-                net_out_bytes_per_sec: net_out,
-                avg_ms: r.totals.latency.avg_ms,
-                p50_ms: r.totals.latency.p50_ms,
-                p99_ms: r.totals.latency.p99_ms,
-                p999_ms: r.totals.latency.p999_ms,
-                server_cpu_pct: cpu,
-                cpu_us_per_op: cpu
-                    .filter(|_| r.totals.ops_per_sec > 0.0)
-                    .map(|c| c / 100.0 / r.totals.ops_per_sec * 1e6),
-                errors: r.totals.errors,
-            };
+            let p = Point::of_run(x as f64, &w, &r);
             if !self.quiet {
                 eprintln!(
                     "{dimension} {x}: {:.0} ops/s, p50 {:.3} ms, p99 {:.3} ms",
@@ -215,7 +224,7 @@ impl SweepCmd {
     }
 }
 
-fn describe(w: &crate::workload::Workload) -> String {
+pub fn describe(w: &Workload) -> String {
     let cmds: Vec<String> = w
         .templates
         .iter()
@@ -237,7 +246,7 @@ fn describe(w: &crate::workload::Workload) -> String {
 }
 
 fn write_html(path: &PathBuf, title: &str, sweeps: &[Sweep]) -> Result<(), String> {
-    let html = crate::html::render(title, sweeps)?;
+    let html = crate::html::render(title, sweeps, &[])?;
     std::fs::write(path, html).map_err(|e| format!("write {}: {e}", path.display()))
 }
 
