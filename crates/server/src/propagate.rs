@@ -21,6 +21,9 @@ pub struct PropagateAs {
     pub rewrite: Vec<Vec<Vec<u8>>>,
     /// Propagate even though nothing changed (FLUSHDB of an empty database).
     pub force: bool,
+    /// Never propagate the command as called, only the rewrites (Redis's
+    /// preventCommandPropagation: XREADGROUP, XCLAIM, XAUTOCLAIM propagate XCLAIMs).
+    pub only_rewrites: bool,
 }
 
 impl PropagateAs {
@@ -33,6 +36,11 @@ impl PropagateAs {
     /// Propagate `args` as well (after the rewrites so far).
     pub fn also(&mut self, args: &[&[u8]]) {
         self.rewrite.push(args.iter().map(|a| a.to_vec()).collect());
+    }
+
+    /// Propagate what [`PropagateAs::also`] added, and never the command as called.
+    pub fn only_rewrites(&mut self) {
+        self.only_rewrites = true;
     }
 }
 

@@ -21,6 +21,27 @@ pub fn write(out: &mut Vec<u8>, s: &Stream, compress: bool) {
         write_len(out, id.seq);
     }
     write_len(out, s.entries_added());
-    // Consumer groups.
-    write_len(out, 0);
+    write_len(out, s.groups().len() as u64);
+    for (name, g) in s.groups() {
+        write_string(out, name, compress);
+        write_len(out, g.last_id.ms);
+        write_len(out, g.last_id.seq);
+        write_len(out, g.entries_read as u64);
+        // The group's PEL, with delivery times and counts (rdbSaveStreamPEL).
+        write_len(out, g.pel.len() as u64);
+        for (id, n) in &g.pel {
+            out.extend_from_slice(&id.to_be_bytes());
+            out.extend_from_slice(&n.delivery_time.to_le_bytes());
+            write_len(out, n.delivery_count);
+        }
+        write_len(out, g.consumers.len() as u64);
+        for (cname, c) in &g.consumers {
+            write_string(out, cname, compress);
+            out.extend_from_slice(&c.seen_time.to_le_bytes());
+            write_len(out, c.pel.len() as u64);
+            for id in &c.pel {
+                out.extend_from_slice(&id.to_be_bytes());
+            }
+        }
+    }
 }

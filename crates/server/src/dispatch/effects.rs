@@ -48,6 +48,11 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
     let srv = ctx.srv;
     let changes = &ctx.keys.changes;
     if changes.is_empty() && !ctx.propagate.force {
+        if ctx.propagate.only_rewrites || !ctx.propagate.rewrite.is_empty() {
+            // Nothing changed: nothing to propagate (and nothing left for the next
+            // command of a transaction).
+            ctx.propagate = Default::default();
+        }
         return;
     }
     if !srv.propagation.active() {
@@ -59,7 +64,9 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
         if changes.dirty() > 0 || ctx.propagate.force {
             let db = ctx.keys.db();
             if ctx.propagate.rewrite.is_empty() {
-                ops.push((db, encode(argv)));
+                if !ctx.propagate.only_rewrites {
+                    ops.push((db, encode(argv)));
+                }
             } else {
                 for args in &ctx.propagate.rewrite {
                     let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -77,7 +84,7 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
         }
     }
     ctx.keys.changes.clear();
-    if ctx.propagate.force || !ctx.propagate.rewrite.is_empty() {
+    if ctx.propagate.force || ctx.propagate.only_rewrites || !ctx.propagate.rewrite.is_empty() {
         ctx.propagate = Default::default();
     }
 }

@@ -5,9 +5,11 @@
 //! goes when its last live entry does, so each node's bytes, and the DUMP payload made of
 //! them, are Redis's.
 
+pub mod group;
 pub mod id;
 pub mod node;
 
+pub use group::{Group, Nack, Name, ENTRIES_READ_INVALID};
 pub use id::{IdArg, StreamId};
 pub use node::EntryRef;
 
@@ -55,6 +57,88 @@ pub struct Stream {
     first_id: StreamId,
     max_deleted: StreamId,
     entries_added: u64,
+    groups: BTreeMap<Vec<u8>, Group>,
+}
+
+/// A stream's counters, copied out (what the read-counter estimates look at).
+#[derive(Clone, Copy, Debug)]
+pub struct Meta {
+    pub length: u64,
+    pub last_id: StreamId,
+    pub first_id: StreamId,
+    pub max_deleted: StreamId,
+    pub entries_added: u64,
+}
+
+impl Meta {
+    /// streamRangeHasTombstones: may `start..=end` hold a deleted entry?
+    pub fn range_has_tombstones(&self, start: StreamId, end: StreamId) -> bool {
+        if self.length == 0 || self.max_deleted.is_zero() || self.first_id > self.max_deleted {
+            return false;
+        }
+        start <= self.max_deleted && self.max_deleted <= end
+    }
+
+    /// streamEstimateDistanceFromFirstEverEntry: the read counter of `id`, or
+    /// [`ENTRIES_READ_INVALID`] when it cannot be known.
+    pub fn estimate_distance(&self, id: StreamId) -> i64 {
+        let added = self.entries_added as i64;
+        if self.entries_added == 0 {
+            return 0;
+        }
+        if self.length == 0 && id <= self.last_id {
+            return added;
+        }
+        if id == self.last_id {
+            return added;
+        } else if id > self.last_id {
+            return ENTRIES_READ_INVALID;
+        }
+        if self.max_deleted.is_zero() || self.max_deleted < self.first_id {
+            if id < self.first_id {
+                return added - self.length as i64;
+            } else if id == self.first_id {
+                return added - self.length as i64 + 1;
+            }
+        }
+        ENTRIES_READ_INVALID
+    }
+
+    /// streamReplyWithCGLag: entries not yet delivered to the group, if known.
+    pub fn lag(&self, g: &Group) -> Option<i64> {
+        let added = self.entries_added as i64;
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if g.entries_read != ENTRIES_READ_INVALID
+            && !self.range_has_tombstones(g.last_id, StreamId::MAX)
+        {
+            return Some(added - g.entries_read);
+        }
+        match self.estimate_distance(g.last_id) {
+            ENTRIES_READ_INVALID => None,
+            n => Some(added - n),
+        }
+    }
+
+    /// Advance a group's last ID to `id` (delivered by XREADGROUP), keeping its read
+    /// counter as Redis does.
+    fn advance(&self, g: &mut Group, id: StreamId) {
+        if g.entries_read != ENTRIES_READ_INVALID && !self.range_has_tombstones(id, StreamId::MAX) {
+            g.entries_read += 1;
+        } else if self.entries_added != 0 {
+            g.entries_read = self.estimate_distance(id);
+        }
+        g.last_id = id;
+    }
+}
+
+/// What XREADGROUP `>` delivered from one stream.
+pub struct GroupRead<'a> {
+    pub entries: Vec<EntryRef<'a>>,
+    /// The group's last ID and read counter afterwards.
+    pub last_id: StreamId,
+    pub entries_read: i64,
 }
 
 impl Stream {
@@ -97,6 +181,14 @@ impl Stream {
     /// The nodes in ID order, with their master IDs (for RDB).
     pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &Listpack)> {
         self.nodes.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// How many nodes Redis's radix tree of these master IDs has (`radix-tree-nodes`):
+    /// the root, every branching point and every child of one (the 16-byte keys are
+    /// all leaves; single-child runs are compressed into one node).
+    pub fn rax_nodes(&self) -> usize {
+        let keys: Vec<[u8; 16]> = self.nodes.keys().map(|k| k.to_be_bytes()).collect();
+        rax_count(&keys, 0, true)
     }
 
     /// Bytes of the nodes' listpacks (for memory figures).
@@ -175,45 +267,9 @@ impl Stream {
         start: StreamId,
         end: StreamId,
         rev: bool,
-        mut f: impl FnMut(EntryRef<'a>) -> bool,
+        f: impl FnMut(EntryRef<'a>) -> bool,
     ) {
-        if start > end {
-            return;
-        }
-        if !rev {
-            let from = self
-                .nodes
-                .range(..=start)
-                .next_back()
-                .map_or(StreamId::MIN, |(k, _)| *k);
-            for (key, lp) in self.nodes.range(from..) {
-                let m = node::master(lp);
-                let mut e = node::first_entry(lp, *key, &m);
-                while let Some(at) = e {
-                    if at.id >= start
-                        && !at.deleted()
-                        && (at.id > end || !f(EntryRef::new(lp, &m, &at)))
-                    {
-                        return;
-                    }
-                    e = node::next_entry(lp, *key, &m, &at);
-                }
-            }
-        } else {
-            for (key, lp) in self.nodes.range(..=end).rev() {
-                let m = node::master(lp);
-                let mut e = node::last_entry(lp, *key, &m);
-                while let Some(at) = e {
-                    if at.id <= end
-                        && !at.deleted()
-                        && (at.id < start || !f(EntryRef::new(lp, &m, &at)))
-                    {
-                        return;
-                    }
-                    e = node::prev_entry(lp, *key, &m, &at);
-                }
-            }
-        }
+        walk(&self.nodes, start, end, rev, f);
     }
 
     /// Up to `count` (0: all) live entries in `start..=end`.
@@ -371,6 +427,131 @@ impl Stream {
         deleted
     }
 
+    /// The counters, copied.
+    pub fn meta(&self) -> Meta {
+        Meta {
+            length: self.length,
+            last_id: self.last_id,
+            first_id: self.first_id,
+            max_deleted: self.max_deleted,
+            entries_added: self.entries_added,
+        }
+    }
+
+    /// The consumer groups by name.
+    pub fn groups(&self) -> &BTreeMap<Vec<u8>, Group> {
+        &self.groups
+    }
+
+    pub fn group(&self, name: &[u8]) -> Option<&Group> {
+        self.groups.get(name)
+    }
+
+    pub fn group_mut(&mut self, name: &[u8]) -> Option<&mut Group> {
+        self.groups.get_mut(name)
+    }
+
+    /// streamCreateCG: false if the name is taken.
+    pub fn create_group(&mut self, name: &[u8], last_id: StreamId, entries_read: i64) -> bool {
+        if self.groups.contains_key(name) {
+            return false;
+        }
+        self.groups
+            .insert(name.to_vec(), Group::new(last_id, entries_read));
+        true
+    }
+
+    pub fn destroy_group(&mut self, name: &[u8]) -> bool {
+        self.groups.remove(name).is_some()
+    }
+
+    /// Add a group as loaded from RDB (replacing one of the same name).
+    pub fn put_group(&mut self, name: Vec<u8>, g: Group) {
+        self.groups.insert(name, g);
+    }
+
+    /// XREADGROUP `>`: up to `count` (0: all) entries after the group's last ID go to
+    /// `consumer` (pending unless `noack`), the group's last ID and read counter following.
+    /// None if there is no such group.
+    pub fn read_group<'a>(
+        &'a mut self,
+        group: &[u8],
+        consumer: &Name,
+        count: usize,
+        noack: bool,
+        now: i64,
+    ) -> Option<GroupRead<'a>> {
+        let meta = self.meta();
+        let Stream { nodes, groups, .. } = self;
+        let g = groups.get_mut(group)?;
+        let mut entries = Vec::new();
+        let Some(start) = g.last_id.incr() else {
+            return Some(GroupRead {
+                entries,
+                last_id: g.last_id,
+                entries_read: g.entries_read,
+            });
+        };
+        walk(&*nodes, start, StreamId::MAX, false, |e| {
+            if e.id > g.last_id {
+                meta.advance(g, e.id);
+            }
+            if !noack {
+                g.deliver(e.id, consumer, now);
+            }
+            entries.push(e);
+            count == 0 || entries.len() < count
+        });
+        Some(GroupRead {
+            entries,
+            last_id: g.last_id,
+            entries_read: g.entries_read,
+        })
+    }
+
+    /// XREADGROUP with an ID: up to `count` (0: all) of `consumer`'s pending IDs from
+    /// `start`, each with its entry (None if it is no longer in the stream); the ones still
+    /// there count one more delivery, now.
+    pub fn read_history<'a>(
+        &'a mut self,
+        group: &[u8],
+        consumer: &[u8],
+        start: StreamId,
+        count: usize,
+        now: i64,
+    ) -> Vec<(StreamId, Option<EntryRef<'a>>)> {
+        let Stream { nodes, groups, .. } = self;
+        let nodes = &*nodes;
+        let Some(g) = groups.get_mut(group) else {
+            return Vec::new();
+        };
+        let Some(c) = g.consumers.get(consumer) else {
+            return Vec::new();
+        };
+        let ids: Vec<StreamId> = c
+            .pel
+            .range(start..)
+            .take(if count == 0 { usize::MAX } else { count })
+            .copied()
+            .collect();
+        ids.into_iter()
+            .map(|id| {
+                let mut found = None;
+                walk(nodes, id, id, false, |e| {
+                    found = Some(e);
+                    false
+                });
+                if found.is_some() {
+                    if let Some(n) = g.pel.get_mut(&id) {
+                        n.delivery_time = now;
+                        n.delivery_count += 1;
+                    }
+                }
+                (id, found)
+            })
+            .collect()
+    }
+
     /// XSETID's change: the last ID, and optionally entries-added and the max deleted ID.
     pub fn set_last_id(
         &mut self,
@@ -386,6 +567,75 @@ impl Stream {
             self.max_deleted = m;
         }
     }
+}
+
+/// Visit the live entries with IDs in `start..=end`, ascending (or descending with
+/// `rev`), until `f` returns false.
+fn walk<'a>(
+    nodes: &'a BTreeMap<StreamId, Listpack>,
+    start: StreamId,
+    end: StreamId,
+    rev: bool,
+    mut f: impl FnMut(EntryRef<'a>) -> bool,
+) {
+    if start > end {
+        return;
+    }
+    if !rev {
+        let from = nodes
+            .range(..=start)
+            .next_back()
+            .map_or(StreamId::MIN, |(k, _)| *k);
+        for (key, lp) in nodes.range(from..) {
+            let m = node::master(lp);
+            let mut e = node::first_entry(lp, *key, &m);
+            while let Some(at) = e {
+                if at.id >= start
+                    && !at.deleted()
+                    && (at.id > end || !f(EntryRef::new(lp, &m, &at)))
+                {
+                    return;
+                }
+                e = node::next_entry(lp, *key, &m, &at);
+            }
+        }
+    } else {
+        for (key, lp) in nodes.range(..=end).rev() {
+            let m = node::master(lp);
+            let mut e = node::last_entry(lp, *key, &m);
+            while let Some(at) = e {
+                if at.id <= end
+                    && !at.deleted()
+                    && (at.id < start || !f(EntryRef::new(lp, &m, &at)))
+                {
+                    return;
+                }
+                e = node::prev_entry(lp, *key, &m, &at);
+            }
+        }
+    }
+}
+
+/// Rax nodes under the vertex shared by `keys` (sorted, distinct, 16 bytes) at `depth`;
+/// `starts` says the vertex begins a node (the root, or a child of a branching vertex).
+fn rax_count(keys: &[[u8; 16]], depth: usize, starts: bool) -> usize {
+    if depth == 16 || keys.is_empty() {
+        return usize::from(depth == 16 || starts);
+    }
+    let mut groups = Vec::new();
+    let mut from = 0;
+    for i in 1..=keys.len() {
+        if i == keys.len() || keys[i][depth] != keys[from][depth] {
+            groups.push(&keys[from..i]);
+            from = i;
+        }
+    }
+    let branching = groups.len() > 1;
+    usize::from(starts || branching)
+        + groups
+            .into_iter()
+            .map(|g| rax_count(g, depth + 1, branching))
+            .sum::<usize>()
 }
 
 #[cfg(test)]

@@ -3,16 +3,22 @@
 //! Redis's); events, the dirty counter and propagated forms follow Redis.
 //!
 //! [`add`] has XADD, XTRIM and their trimming options; [`range`] XRANGE, XREVRANGE,
-//! XLEN, XDEL and XSETID; [`read`] XREAD.
+//! XLEN, XDEL and XSETID; [`read`] XREAD and XREADGROUP; [`groups`] XGROUP and XACK;
+//! [`pending`] XPENDING, XCLAIM and XAUTOCLAIM; [`info`] XINFO.
 
 mod add;
+mod groups;
+mod info;
+mod pending;
 mod range;
 mod read;
 
-use super::Handler;
+use super::{coll, Handler};
 use engine::coll::listpack::Item;
 use engine::coll::stream::{EntryRef, StreamId};
-use engine::Event;
+use engine::coll::Stream;
+use engine::locked::EntryMut;
+use engine::{Event, Locked};
 use resp::ReplyBuf;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -24,12 +30,78 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("xdel", range::xdel),
     ("xsetid", range::xsetid),
     ("xread", read::xread),
+    ("xreadgroup", read::xreadgroup),
+    ("xgroup|create", groups::xgroup),
+    ("xgroup|setid", groups::xgroup),
+    ("xgroup|destroy", groups::xgroup),
+    ("xgroup|createconsumer", groups::xgroup),
+    ("xgroup|delconsumer", groups::xgroup),
+    ("xgroup|help", groups::xgroup),
+    ("xack", groups::xack),
+    ("xpending", pending::xpending),
+    ("xclaim", pending::xclaim),
+    ("xautoclaim", pending::xautoclaim),
+    ("xinfo|stream", info::xinfo),
+    ("xinfo|groups", info::xinfo),
+    ("xinfo|consumers", info::xinfo),
+    ("xinfo|help", info::xinfo),
 ];
 
 pub const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
 
 fn ev(name: &'static str) -> Event {
     Event::stream(name)
+}
+
+/// lookupKeyRead of a stream the command then changes without announcing it (XACK,
+/// XREADGROUP, XCLAIM...): a hit or miss is counted; Ok(None) if absent.
+pub fn read_for_update<'k>(
+    keys: &'k mut Locked,
+    key: &[u8],
+) -> Result<Option<EntryMut<'k>>, &'static str> {
+    if coll::read::<Stream>(keys, key)?.is_none() {
+        return Ok(None);
+    }
+    coll::modify::<Stream>(keys, key, Event::NONE)
+}
+
+/// streamPropagateXCLAIM: the idempotent XCLAIM that gives a replica the pending entry
+/// `id` as `nack` (consumer, delivery time, delivery count) and the group's `last_id`.
+pub fn propagate_claim(
+    p: &mut crate::propagate::PropagateAs,
+    key: &[u8],
+    group: &[u8],
+    id: &[u8],
+    nack: (&[u8], i64, u64),
+    last_id: StreamId,
+) {
+    let (consumer, time, count) = nack;
+    let (time, count, last) = (time.to_string(), count.to_string(), last_id.to_string());
+    p.also(&[
+        b"XCLAIM",
+        key,
+        group,
+        consumer,
+        b"0",
+        id,
+        b"TIME",
+        time.as_bytes(),
+        b"RETRYCOUNT",
+        count.as_bytes(),
+        b"FORCE",
+        b"JUSTID",
+        b"LASTID",
+        last.as_bytes(),
+    ]);
+}
+
+/// The error of a missing key or group (XREADGROUP adds where).
+pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> String {
+    format!(
+        "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
+        super::args::text(key),
+        super::args::text(group)
+    )
 }
 
 /// streamParseStrictIDOrReply (`-` and `+` refused), missing sequence 0.

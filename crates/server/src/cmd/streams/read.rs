@@ -1,8 +1,10 @@
-//! XREAD (xreadCommand without a group).
+//! XREAD and XREADGROUP (xreadCommand), without BLOCK.
 
 use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
-use super::{reply_entries, strict_id};
+use super::{
+    ev, no_group, propagate_claim, read_for_update, reply_entries, reply_entry, reply_id, strict_id,
+};
 use engine::coll::stream::StreamId;
 use engine::coll::Stream;
 use resp::ReplyBuf;
@@ -91,34 +93,190 @@ pub fn parse<'a>(argv: &[&'a [u8]], group_cmd: bool) -> Result<ReadArgs<'a>, Str
 
 /// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key ... id ...
 pub fn xread(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let a = match parse(argv, false) {
+    read(ctx, argv, false);
+}
+
+/// XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS
+/// key ... id ...
+pub fn xreadgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
+    read(ctx, argv, true);
+}
+
+/// xreadCommand.
+fn read(ctx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) {
+    let a = match parse(argv, group_cmd) {
         Ok(a) => a,
         Err(e) => return ctx.out.error(&e),
     };
-    // The IDs, resolved against the streams as they are now ($ = the last ID).
-    let mut after = Vec::with_capacity(a.keys.len());
-    for (key, id) in a.keys.iter().zip(&a.ids) {
-        let s = match coll::read::<Stream>(&mut ctx.keys, key) {
-            Ok(s) => s,
-            Err(e) => return ctx.out.error(e),
-        };
-        if *id == b"$" {
-            after.push(s.map_or(StreamId::MIN, |s| s.last_id()));
-        } else if *id == b">" {
-            return ctx.out.error(
-                "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
-            );
-        } else {
-            match strict_id(id) {
-                Ok(id) => after.push(id),
-                Err(e) => return ctx.out.error(e),
-            }
+    let after = match resolve(ctx, &a) {
+        Ok(after) => after,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let served = match a.group {
+        Some((group, consumer)) => {
+            let r = GroupRead {
+                group,
+                consumer,
+                count: a.count,
+                noack: a.noack,
+            };
+            serve_group(ctx, &a.keys, &after, &r)
         }
-    }
-    if !serve(ctx, &a.keys, &after, a.count) {
+        None => {
+            let after: Vec<StreamId> = after.iter().map(|a| a.unwrap_or(StreamId::MAX)).collect();
+            serve(ctx, &a.keys, &after, a.count)
+        }
+    };
+    if !served {
         // Nothing to serve: Skein answers as on a timeout (BLOCK is not served yet).
         ctx.out.null_array();
     }
+}
+
+/// The IDs, resolved against the streams as they are now: `$` is the last ID, `>` (and
+/// the maximal ID, as in Redis) is None: the group's last delivered ID.
+fn resolve(ctx: &mut Ctx, a: &ReadArgs) -> Result<Vec<Option<StreamId>>, String> {
+    let mut after = Vec::with_capacity(a.keys.len());
+    for (key, id) in a.keys.iter().zip(&a.ids) {
+        let s = coll::read::<Stream>(&mut ctx.keys, key)?;
+        if let Some((group, _)) = a.group {
+            if s.and_then(|s| s.group(group)).is_none() {
+                return Err(no_group(key, group, " in XREADGROUP with GROUP option"));
+            }
+        }
+        if *id == b"$" {
+            if a.group.is_some() {
+                return Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.".into());
+            }
+            after.push(Some(s.map_or(StreamId::MIN, |s| s.last_id())));
+        } else if *id == b">" {
+            if a.group.is_none() {
+                return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into());
+            }
+            after.push(None);
+        } else {
+            let id = strict_id(id)?;
+            after.push((id != StreamId::MAX).then_some(id));
+        }
+    }
+    Ok(after)
+}
+
+/// An XREADGROUP's group, consumer and options.
+pub struct GroupRead<'a> {
+    pub group: &'a [u8],
+    pub consumer: &'a [u8],
+    pub count: usize,
+    pub noack: bool,
+}
+
+/// XREADGROUP's synchronous serve: each stream with a history ID gets the consumer's
+/// pending entries from there; each with `>` gets the entries after the group's last ID,
+/// if there are any. Consumers are created on first use. Propagates XCLAIM for each
+/// new pending entry (XGROUP SETID with NOACK) as Redis does. False (nothing written,
+/// nothing changed) when no stream had anything to serve.
+pub fn serve_group(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    after: &[Option<StreamId>],
+    r: &GroupRead,
+) -> bool {
+    let resp3 = ctx.out.resp3();
+    let now = ctx.keys.now();
+    let mut body = ReplyBuf::new(ctx.out.proto);
+    let mut found = 0u64;
+    for (key, gt) in keys.iter().zip(after) {
+        let Ok(Some(mut e)) = read_for_update(&mut ctx.keys, key) else {
+            continue;
+        };
+        let s = coll::get_mut::<Stream>(&mut e);
+        let Some(g) = s.group(r.group) else {
+            continue;
+        };
+        if gt.is_none() && s.edge_id(false).is_none_or(|top| top <= g.last_id) {
+            continue;
+        }
+        found += 1;
+        if !resp3 {
+            body.array(2);
+        }
+        body.bulk(key);
+        let Some(g) = s.group_mut(r.group) else {
+            continue;
+        };
+        let (name, created) = g.lookup_or_create(r.consumer, now);
+        if created && r.noack {
+            ctx.propagate
+                .also(&[b"XGROUP", b"CREATECONSUMER", key, r.group, r.consumer]);
+        }
+        match gt {
+            Some(gt) => {
+                let start = gt.incr().unwrap_or(StreamId::MIN);
+                let hist = s.read_history(r.group, r.consumer, start, r.count, now);
+                body.array(hist.len());
+                for (id, entry) in hist {
+                    match entry {
+                        Some(entry) => reply_entry(&mut body, &entry),
+                        None => {
+                            body.array(2);
+                            reply_id(&mut body, id);
+                            body.null_array();
+                        }
+                    }
+                }
+            }
+            None => {
+                let Some(read) = s.read_group(r.group, &name, r.count, r.noack, now) else {
+                    continue;
+                };
+                reply_entries(&mut body, &read.entries);
+                if r.noack {
+                    if !read.entries.is_empty() {
+                        let last = read.last_id.to_string();
+                        let n = read.entries_read.to_string();
+                        ctx.propagate.also(&[
+                            b"XGROUP",
+                            b"SETID",
+                            key,
+                            r.group,
+                            last.as_bytes(),
+                            b"ENTRIESREAD",
+                            n.as_bytes(),
+                        ]);
+                    }
+                } else {
+                    for entry in &read.entries {
+                        let id = entry.id.to_string();
+                        let nack = (r.consumer, now, 1);
+                        propagate_claim(
+                            &mut ctx.propagate,
+                            key,
+                            r.group,
+                            id.as_bytes(),
+                            nack,
+                            entry.id,
+                        );
+                    }
+                }
+            }
+        }
+        drop(e);
+        if created {
+            ctx.keys.notify(key, ev("xgroup-createconsumer"));
+        }
+    }
+    if found == 0 {
+        return false;
+    }
+    ctx.keys.add_dirty(found);
+    ctx.propagate.only_rewrites();
+    if resp3 {
+        ctx.out.map(found as usize);
+    } else {
+        ctx.out.array(found as usize);
+    }
+    ctx.out.raw(&body.out);
+    true
 }
 
 /// Reply the entries after `after[i]` of each stream that has some; false (nothing
