@@ -184,35 +184,7 @@ impl Keyspace {
     /// The plan's key hashes move into the `Locked` (the plan is left without them).
     #[inline]
     pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: &'a mut Changes) -> Locked<'a> {
-        let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
-        let mut scope = plan.scope;
-        if let Scope::Db(d) = scope {
-            if !plan.only_db(d) {
-                scope = Scope::All;
-            }
-        }
-        match scope {
-            Scope::Keys => {
-                let slots = &mut plan.slots;
-                if slots.len() > 1 {
-                    slots.sort_unstable();
-                    slots.dedup();
-                }
-                for &(d, s) in slots.iter() {
-                    guards.push(Held {
-                        db: d,
-                        shard: s,
-                        guard: self.db(d as usize).shards[s as usize].lock(),
-                    });
-                }
-            }
-            Scope::Db(d) => self.lock_db(d, &mut guards),
-            Scope::All => {
-                for d in 0..self.len() {
-                    self.lock_db(d, &mut guards);
-                }
-            }
-        }
+        let (scope, guards) = self.take_guards(plan);
         Locked {
             ks: self,
             db,
@@ -222,6 +194,58 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
+        }
+    }
+
+    /// The plan's shards, locked in ascending (db, shard) order.
+    ///
+    /// No thread ever waits for a shard while holding another: several shards are taken
+    /// with `try_lock`; at the first busy one, everything taken is released, that shard
+    /// is waited for alone (and released), and the round starts again. A script that
+    /// reaches keys it did not declare can then take their shards out of order without
+    /// waiting (`try_extend`) and only ever waits for a holder that is running, never
+    /// for one blocked behind it.
+    #[inline]
+    fn take_guards<'a>(&'a self, plan: &mut Plan) -> (Scope, SmallVec<[Held<'a>; 2]>) {
+        let mut scope = plan.scope;
+        if let Scope::Db(d) = scope {
+            if !plan.only_db(d) {
+                scope = Scope::All;
+            }
+        }
+        if scope == Scope::Keys && plan.slots.len() > 1 {
+            plan.slots.sort_unstable();
+            plan.slots.dedup();
+        }
+        if scope == Scope::Keys && plan.slots.len() == 1 {
+            let (d, s) = plan.slots[0];
+            let mut guards = SmallVec::new();
+            guards.push(Held {
+                db: d,
+                shard: s,
+                guard: self.db(d as usize).shards[s as usize].lock(),
+            });
+            return (scope, guards);
+        }
+        loop {
+            let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
+            let mut busy = None;
+            each_shard(self, scope, &plan.slots, |d, s| {
+                match self.db(d as usize).shards[s as usize].try_lock() {
+                    Some(guard) => guards.push(Held {
+                        db: d,
+                        shard: s,
+                        guard,
+                    }),
+                    None => busy = Some((d, s)),
+                }
+                busy.is_none()
+            });
+            let Some((d, s)) = busy else {
+                return (scope, guards);
+            };
+            drop(guards);
+            drop(self.db(d as usize).shards[s as usize].lock());
         }
     }
 
@@ -269,14 +293,33 @@ impl Keyspace {
             changes,
         }
     }
+}
 
-    fn lock_db<'a>(&'a self, d: usize, guards: &mut SmallVec<[Held<'a>; 2]>) {
-        for (s, m) in self.db(d).shards.iter().enumerate() {
-            guards.push(Held {
-                db: d as u32,
-                shard: s as u32,
-                guard: m.lock(),
-            });
+/// Call `f(db, shard)` for each shard a plan of `scope` (with these key `slots`) needs,
+/// in ascending order, until it returns false.
+fn each_shard(
+    ks: &Keyspace,
+    scope: Scope,
+    slots: &[(u32, u32)],
+    mut f: impl FnMut(u32, u32) -> bool,
+) {
+    let dbs = match scope {
+        Scope::Keys => {
+            for &(d, s) in slots {
+                if !f(d, s) {
+                    return;
+                }
+            }
+            return;
+        }
+        Scope::Db(d) => d..d + 1,
+        Scope::All => 0..ks.len(),
+    };
+    for d in dbs {
+        for s in 0..ks.db(d).shard_count() {
+            if !f(d as u32, s as u32) {
+                return;
+            }
         }
     }
 }
@@ -330,6 +373,102 @@ impl<'a> Locked<'a> {
     /// The time this command runs at (fixed when the locks were taken).
     pub fn now(&self) -> i64 {
         self.now
+    }
+
+    /// Does this hold every shard `plan` needs?
+    pub fn covers(&mut self, plan: &Plan) -> bool {
+        let mut covered = true;
+        self.each_need(plan, |this, db, shard| {
+            covered = this.position(db, shard).is_ok();
+            covered
+        });
+        covered
+    }
+
+    /// Take, without waiting, the shards `plan` needs that are not held yet (a script
+    /// reaching a key it did not declare). Never blocks, so taking shards out of
+    /// (db, shard) order cannot deadlock; nothing is released before the command ends
+    /// (two-phase locking), so the command stays serializable. Returns false when a
+    /// shard is busy (what was taken stays held).
+    pub fn try_extend(&mut self, plan: &Plan) -> bool {
+        let mut ok = true;
+        self.each_need(plan, |this, db, shard| {
+            let Err(at) = this.position(db, shard) else {
+                return true;
+            };
+            match this.ks.db(db as usize).shards[shard as usize].try_lock() {
+                Some(guard) => {
+                    // Guards are sorted by (db, shard) in every scope: reading them as
+                    // `Keys` (binary search) stays valid while shards are added.
+                    this.scope = Scope::Keys;
+                    this.guards.insert(at, Held { db, shard, guard });
+                    true
+                }
+                None => {
+                    ok = false;
+                    false
+                }
+            }
+        });
+        self.normalize_scope();
+        ok
+    }
+
+    /// Release everything held and take `plan`'s shards in (db, shard) order (a script
+    /// restarting under a wider lock). What was recorded stays in the change buffer.
+    pub fn relock(&mut self, plan: &mut Plan) {
+        self.guards.clear();
+        self.hashes.clear();
+        self.cursor = 0;
+        let (scope, guards) = self.ks.take_guards(plan);
+        self.scope = scope;
+        self.guards = guards;
+        self.hashes = std::mem::take(&mut plan.hashes);
+    }
+
+    /// Where shard (db, shard) is among the held guards (`Err`: where it would go).
+    fn position(&self, db: u32, shard: u32) -> Result<usize, usize> {
+        self.guards
+            .binary_search_by(|h| (h.db, h.shard).cmp(&(db, shard)))
+    }
+
+    /// Call `f(self, db, shard)` for each shard `plan` needs, until it returns false.
+    fn each_need(&mut self, plan: &Plan, mut f: impl FnMut(&mut Self, u32, u32) -> bool) {
+        let mut needs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
+        let scope = match plan.scope {
+            Scope::Db(d) if !plan.only_db(d) => Scope::All,
+            s => s,
+        };
+        each_shard(self.ks, scope, &plan.slots, |d, s| {
+            needs.push((d, s));
+            true
+        });
+        for (d, s) in needs {
+            if !f(self, d, s) {
+                return;
+            }
+        }
+    }
+
+    /// After shards were added: every shard of one database, or of all, held in order
+    /// is indexable directly again.
+    fn normalize_scope(&mut self) {
+        if self.scope != Scope::Keys {
+            return;
+        }
+        let total: usize = (0..self.ks.len())
+            .map(|d| self.ks.db(d).shard_count())
+            .sum();
+        if self.guards.len() == total {
+            self.scope = Scope::All;
+            return;
+        }
+        if let (Some(first), Some(last)) = (self.guards.first(), self.guards.last()) {
+            let d = first.db as usize;
+            if first.db == last.db && self.guards.len() == self.ks.db(d).shard_count() {
+                self.scope = Scope::Db(d);
+            }
+        }
     }
 
     /// Release the locks (the lent change buffer holds what was recorded).
@@ -948,20 +1087,79 @@ mod tests {
         assert_eq!(c.expired(), 1);
     }
 
+    /// A key of `db` in another shard than `of`.
+    fn other_shard_key(ks: &Keyspace, of: &[u8]) -> String {
+        let d = ks.db(0);
+        (0..)
+            .map(|i| format!("k{i}"))
+            .find(|k| d.shard_index(hash_key(k.as_bytes())) != d.shard_index(hash_key(of)))
+            .unwrap()
+    }
+
+    #[test]
+    fn try_extend_takes_free_shards_and_refuses_busy_ones() {
+        let ks = Keyspace::new(2, 64);
+        let other = other_shard_key(&ks, b"a");
+        let mut c = Changes::default();
+        let mut l = locked_keys(&ks, 0, &[b"a"], &mut c);
+        let mut p = Plan::new();
+        p.key(&ks, 0, other.as_bytes());
+        assert!(!l.covers(&p));
+        assert!(l.try_extend(&p));
+        assert!(l.covers(&p));
+        assert!(l.get(other.as_bytes()).is_none());
+        // A shard held by someone else is refused, not waited for.
+        let third = (0..)
+            .map(|i| format!("x{i}"))
+            .find(|k| {
+                let mut q = Plan::new();
+                q.key(&ks, 0, k.as_bytes());
+                !l.covers(&q)
+            })
+            .unwrap();
+        let mut c2 = Changes::default();
+        let busy = locked_keys(&ks, 0, &[third.as_bytes()], &mut c2);
+        let mut q = Plan::new();
+        q.key(&ks, 0, third.as_bytes());
+        assert!(!l.try_extend(&q));
+        drop(busy);
+        // The whole database, then every database: indexable directly again.
+        let mut w = Plan::new();
+        w.whole_db(0);
+        assert!(l.try_extend(&w));
+        assert_eq!(l.scope(), Scope::Db(0));
+        assert!(l.get(third.as_bytes()).is_none());
+        let mut all = Plan::new();
+        all.all();
+        assert!(l.try_extend(&all));
+        assert_eq!(l.scope(), Scope::All);
+        l.swap_dbs(0, 1);
+    }
+
+    #[test]
+    fn relock_releases_and_takes_the_wider_plan() {
+        let ks = Keyspace::new(1, 64);
+        let other = other_shard_key(&ks, b"a");
+        let mut c = Changes::default();
+        let mut l = locked_keys(&ks, 0, &[b"a"], &mut c);
+        l.insert(b"a", StrRef::encode(b"1"), NO_EXPIRE, Event::string("set"));
+        let mut w = Plan::new();
+        w.whole_db(0);
+        l.relock(&mut w);
+        assert_eq!(l.scope(), Scope::Db(0));
+        assert!(l.get(other.as_bytes()).is_none());
+        assert!(l.get(b"a").is_some());
+        l.release();
+        assert_eq!(c.dirty(), 1);
+    }
+
     #[test]
     #[should_panic(expected = "without its lock")]
     fn unplanned_key_panics() {
         let ks = Keyspace::new(1, 1024);
         let mut c = Changes::default();
         let mut l = locked_keys(&ks, 0, &[b"a"], &mut c);
-        // Some key of another shard.
-        let other = (0..)
-            .map(|i| format!("k{i}"))
-            .find(|k| {
-                ks.db(0).shard_index(hash_key(k.as_bytes())) != ks.db(0).shard_index(hash_key(b"a"))
-            })
-            .unwrap();
-        l.get(other.as_bytes());
+        l.get(other_shard_key(&ks, b"a").as_bytes());
     }
 
     #[test]

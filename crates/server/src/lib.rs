@@ -18,6 +18,7 @@ pub mod outbuf;
 pub mod persist;
 pub mod propagate;
 pub mod pubsub;
+pub mod script;
 pub mod server;
 pub mod slowlog;
 pub mod stats;

@@ -71,6 +71,21 @@ fn write(level: char, msg: &str) {
     }
 }
 
+/// Log at Redis's level `level` (0 debug, 1 verbose, 2 notice, 3 warning).
+pub fn at(level: u8, msg: &str) {
+    write(['.', '-', '*', '#'][level.min(3) as usize], msg);
+}
+
+/// Redis's `loglevel` names as levels.
+pub fn level_of(name: &str) -> u8 {
+    match name {
+        "debug" => 0,
+        "verbose" => 1,
+        "notice" => 2,
+        _ => 3,
+    }
+}
+
 pub fn notice(msg: &str) {
     write('*', msg);
 }

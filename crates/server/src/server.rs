@@ -27,6 +27,8 @@ pub struct Server {
     pub blocking: crate::blocking::Blocking,
     /// Pub/sub subscriptions (channels, patterns, shard channels).
     pub pubsub: crate::pubsub::Registry,
+    /// The Lua script cache (EVAL, SCRIPT LOAD), one for every worker.
+    pub scripts: crate::script::cache::Scripts,
     pub started: Instant,
     pub start_unix_ms: i64,
     /// Set by SHUTDOWN: workers flush their clients' replies and stop.
@@ -60,6 +62,7 @@ impl Server {
             hooks: Hooks::default(),
             blocking: Default::default(),
             pubsub: crate::pubsub::Registry::default(),
+            scripts: Default::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),
             shutting_down: AtomicBool::new(false),

@@ -261,20 +261,23 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("allocator_resident", a.resident);
     r.field("total_system_memory", total);
     r.field("total_system_memory_human", memory::human(total));
-    r.zeros(&["used_memory_lua", "used_memory_vm_eval"]);
-    r.field("used_memory_lua_human", "0B");
+    let scripts = &srv.scripts;
+    let (vm, cached) = (scripts.vm_bytes() as u64, scripts.bytes() as u64);
+    r.field("used_memory_lua", vm);
+    r.field("used_memory_vm_eval", vm);
+    r.field("used_memory_lua_human", memory::human(vm));
+    r.field("used_memory_scripts_eval", cached);
+    r.field("number_of_cached_scripts", scripts.len());
     r.zeros(&[
-        "used_memory_scripts_eval",
-        "number_of_cached_scripts",
         "number_of_functions",
         "number_of_libraries",
         "used_memory_vm_functions",
-        "used_memory_vm_total",
     ]);
-    r.field("used_memory_vm_total_human", "0B");
+    r.field("used_memory_vm_total", vm);
+    r.field("used_memory_vm_total_human", memory::human(vm));
     r.field("used_memory_functions", 0);
-    r.field("used_memory_scripts", 0);
-    r.field("used_memory_scripts_human", "0B");
+    r.field("used_memory_scripts", cached);
+    r.field("used_memory_scripts_human", memory::human(cached));
     r.field("maxmemory", maxmemory);
     r.field("maxmemory_human", memory::human(maxmemory));
     r.field("maxmemory_policy", srv.config.get("maxmemory-policy"));

@@ -25,6 +25,7 @@ pub mod object;
 pub mod persist;
 pub mod pubsub;
 pub mod scan_args;
+pub mod scripting;
 pub mod server_cmds;
 pub mod sets;
 pub mod slowlog;
@@ -145,6 +146,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         blocking::COMMANDS,
         streams::COMMANDS,
         sort::COMMANDS,
+        scripting::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -31,6 +31,8 @@ pub struct Flags {
     pub protected: bool,
     pub skip_slowlog: bool,
     pub skip_monitor: bool,
+    /// May propagate a write (PUBLISH...): a write for read-only scripts.
+    pub may_replicate: bool,
 }
 
 /// Command flags: (JSON name, name COMMAND INFO shows, or "" when Redis hides it), in the
@@ -136,6 +138,9 @@ pub enum LockRule {
     /// SORT / SORT_RO: the client's whole database when BY or GET patterns look keys up
     /// (keys only the data names), the key specs' keys otherwise.
     Sort,
+    /// EVAL/EVALSHA: the declared keys, or the whole database for a script that reached
+    /// keys it did not declare (`script::cache::Script::whole_db`).
+    Script,
 }
 
 /// Commands whose lock rule is not simply their key specs.
@@ -159,6 +164,10 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("georadiusbymember", LockRule::GeoStore),
     ("sort", LockRule::Sort),
     ("sort_ro", LockRule::Sort),
+    ("eval", LockRule::Script),
+    ("evalsha", LockRule::Script),
+    ("eval_ro", LockRule::Script),
+    ("evalsha_ro", LockRule::Script),
 ];
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.
@@ -292,6 +301,7 @@ fn flags_of(bits: u64) -> Flags {
         protected: has("PROTECTED"),
         skip_slowlog: has("SKIP_SLOWLOG"),
         skip_monitor: has("SKIP_MONITOR"),
+        may_replicate: has("MAY_REPLICATE"),
     }
 }
 

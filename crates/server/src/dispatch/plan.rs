@@ -26,11 +26,7 @@ fn transaction(srv: &Server, client: &ClientState, p: &mut Plan) {
             let Some(cmd) = srv.commands.lookup(&args) else {
                 continue;
             };
-            match cmd.lock {
-                LockRule::WalkDb => p.whole_db(db),
-                LockRule::WalkAll => p.all(),
-                _ => command(srv, cmd, &args, db, p),
-            }
+            held_throughout(srv, cmd, &args, db, p);
             if cmd.fullname == "select" {
                 if let Some(n) = args
                     .get(1)
@@ -43,6 +39,16 @@ fn transaction(srv: &Server, client: &ClientState, p: &mut Plan) {
     }
     for w in &client.watched {
         p.key(&srv.keyspace, w.db, &w.key);
+    }
+}
+
+/// The needs of one command run inside a transaction or a script, which never locks
+/// while it runs: walks are widened to their whole database (or every database).
+pub fn held_throughout(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, p: &mut Plan) {
+    match cmd.lock {
+        LockRule::WalkDb => p.whole_db(db),
+        LockRule::WalkAll => p.all(),
+        _ => command(srv, cmd, argv, db, p),
     }
 }
 
@@ -66,6 +72,15 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         LockRule::AllArgs => {
             for k in argv.iter().skip(1) {
                 plan.key(ks, db, k);
+            }
+        }
+        LockRule::Script => {
+            spec_keys(srv, cmd, argv, db, plan);
+            let by_sha = cmd.name.starts_with("evalsha");
+            if let Some(arg) = argv.get(1) {
+                if srv.scripts.wants_whole_db(by_sha, arg) {
+                    plan.whole_db(db);
+                }
             }
         }
         LockRule::DebugObject => {

@@ -1,0 +1,108 @@
+//! Script flags declared in a shebang (`#!lua flags=no-writes,allow-oom`), parsed as
+//! Redis's evalExtractShebangFlags does.
+
+/// What a script declared. A script without a shebang runs in compatibility mode (as
+/// before Redis 7.0: it may write, and its flags come from EVAL's own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScriptFlags {
+    pub compat: bool,
+    pub no_writes: bool,
+    pub allow_oom: bool,
+    pub allow_stale: bool,
+    pub no_cluster: bool,
+    pub allow_cross_slot: bool,
+}
+
+impl ScriptFlags {
+    /// Set the flag named `name` (Redis's scripts_flags_def); false if unknown.
+    pub fn set(&mut self, name: &[u8]) -> bool {
+        let f = match name {
+            b"no-writes" => &mut self.no_writes,
+            b"allow-oom" => &mut self.allow_oom,
+            b"allow-stale" => &mut self.allow_stale,
+            b"no-cluster" => &mut self.no_cluster,
+            b"allow-cross-slot-keys" => &mut self.allow_cross_slot,
+            _ => return false,
+        };
+        *f = true;
+        true
+    }
+
+    /// The run may not write: an `_RO` command, or a script declaring `no-writes`.
+    pub fn read_only(&self, ro_command: bool) -> bool {
+        ro_command || (!self.compat && self.no_writes)
+    }
+}
+
+/// The flags of a script body and the length of its shebang line (0 without one; the
+/// code runs from there, keeping the line feed so line numbers stay the user's).
+pub fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+    let mut flags = ScriptFlags {
+        compat: true,
+        ..Default::default()
+    };
+    if !body.starts_with(b"#!") {
+        return Ok((flags, 0));
+    }
+    let Some(end) = body.iter().position(|&b| b == b'\n') else {
+        return Err("Invalid script shebang".into());
+    };
+    let parts = match resp::parse::split_args(&body[..end]) {
+        Some(p) if !p.is_empty() => p,
+        _ => return Err("Invalid engine in script shebang".into()),
+    };
+    if parts[0] != b"#!lua" {
+        return Err(format!(
+            "Unexpected engine in script shebang: {}",
+            String::from_utf8_lossy(&parts[0])
+        ));
+    }
+    flags.compat = false;
+    for part in &parts[1..] {
+        let Some(list) = part.strip_prefix(b"flags=") else {
+            return Err(format!(
+                "Unknown lua shebang option: {}",
+                String::from_utf8_lossy(part)
+            ));
+        };
+        if list.is_empty() {
+            continue;
+        }
+        for name in list.split(|&b| b == b',') {
+            if !flags.set(name) {
+                return Err(format!(
+                    "Unexpected flag in script shebang: {}",
+                    String::from_utf8_lossy(name)
+                ));
+            }
+        }
+    }
+    Ok((flags, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebangs() {
+        assert!(parse(b"return 1").unwrap().0.compat);
+        let (f, n) = parse(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap();
+        assert!(f.no_writes && f.allow_oom && !f.compat);
+        assert_eq!(n, 31);
+        assert!(!parse(b"#!lua\nx").unwrap().0.compat);
+        assert_eq!(parse(b"#!lua").unwrap_err(), "Invalid script shebang");
+        assert_eq!(
+            parse(b"#!foo\n").unwrap_err(),
+            "Unexpected engine in script shebang: #!foo"
+        );
+        assert_eq!(
+            parse(b"#!lua x=y\n").unwrap_err(),
+            "Unknown lua shebang option: x=y"
+        );
+        assert_eq!(
+            parse(b"#!lua flags=bad\n").unwrap_err(),
+            "Unexpected flag in script shebang: bad"
+        );
+    }
+}

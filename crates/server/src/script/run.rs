@@ -1,0 +1,326 @@
+//! Running a script: its declared keys' shards are held by the dispatcher (EVAL's key
+//! specs) for the whole run; `redis.call` runs each command through `dispatch::call`
+//! with those locks, the command's reply converted to Lua ([`super::convert`]).
+//!
+//! Keys the script did not declare: before a command runs, its lock plan is checked
+//! against what the run holds. Missing shards are taken without waiting
+//! (`Locked::try_extend`: never blocking, so never a deadlock; nothing released before
+//! the end, so the run stays serializable). When a shard is busy:
+//! - if the run has not written yet (no write or may-replicate command called), it is
+//!   abandoned (every later `redis.call` raises a value scripts cannot catch) and run
+//!   again from the start holding its whole database (every database if it reached
+//!   another one), which waits in (db, shard) order like any command; the script is
+//!   remembered so later runs hold the whole database from the start (`Script::whole_db`);
+//! - if it has written (or runs inside MULTI/EXEC, whose earlier commands cannot be
+//!   undone), it retries for up to [`BUSY_WAIT`] and then fails that command with an
+//!   error, the script also remembered for later runs.
+//!
+//! Writes are propagated as their effects, one record for the run (wrapped in
+//! MULTI/EXEC when there are several), as Redis 7.0 does.
+
+use super::cache::Script;
+use super::state::{self, LuaState, RUN};
+use super::{convert, raise};
+use crate::cmd::Ctx;
+use crate::dispatch;
+use engine::Plan;
+use mlua::{Lua, MultiValue, Table, Value};
+use resp::{Proto, ReplyBuf};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a run that has written waits for a busy shard of an undeclared key. No
+/// thread waits for a shard while holding another (`engine::Keyspace::lock`), so the
+/// holder is running and releases it soon, unless it is another script waiting, the same
+/// way, for a shard this run holds: then one of them gives up at this limit.
+const BUSY_WAIT: Duration = Duration::from_secs(1);
+
+/// How many times a run is started again under a wider lock.
+const MAX_ATTEMPTS: usize = 3;
+
+/// The state of one run, shared by its `redis.call`s.
+struct Run<'s> {
+    script: &'s Script,
+    /// The database the script's commands run in (SELECT inside the script changes it).
+    db: usize,
+    read_only: bool,
+    /// A write (or may-replicate) command was called: the run can no longer restart.
+    wrote: bool,
+    /// The run may restart under a wider lock (not inside MULTI/EXEC).
+    may_restart: bool,
+    /// Abandoned: restart holding the whole database (`Some(true)`: every database).
+    restart: Option<bool>,
+    abort: Table,
+}
+
+/// Run `script` for the client of `ctx` (EVAL/EVALSHA after their argument checks) and
+/// reply.
+pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], ro: bool) {
+    let flags = script.flags;
+    if ro && !flags.compat && !flags.no_writes {
+        return ctx
+            .out
+            .error("ERR Can not execute a script with write flag using *_ro command.");
+    }
+    let own_ops = ctx.exec_ops.is_none();
+    if own_ops {
+        ctx.exec_ops = Some(Vec::new());
+    }
+    let caller_db = ctx.client.db;
+    let verbosity = crate::log::level_of(&ctx.srv.config.get("loglevel"));
+    for attempt in 1..=MAX_ATTEMPTS {
+        RUN.with(|r| r.reset(verbosity));
+        let outcome = state::with(ctx.srv, |st| {
+            attempt_run(ctx, st, script, keys, args, flags.read_only(ro), own_ops)
+        })
+        .and_then(|r| r);
+        ctx.client.db = caller_db;
+        ctx.keys.set_db(caller_db);
+        match outcome {
+            Err(msg) => {
+                ctx.out.error(&msg);
+                break;
+            }
+            Ok(Some(all)) if attempt < MAX_ATTEMPTS => {
+                ctx.srv.scripts.mark_whole_db(script);
+                let mut plan = Plan::new();
+                if all {
+                    plan.all();
+                } else {
+                    plan.whole_db(caller_db);
+                }
+                ctx.keys.relock(&mut plan);
+            }
+            Ok(Some(_)) => {
+                ctx.out
+                    .error("ERR script could not take the locks of its undeclared keys");
+                break;
+            }
+            Ok(None) => break,
+        }
+    }
+    ctx.client
+        .info
+        .db
+        .store(caller_db, std::sync::atomic::Ordering::Relaxed);
+    if own_ops {
+        if let Some(ops) = ctx.exec_ops.take() {
+            ctx.srv.propagation.push(ctx.client.worker, ops);
+        }
+    }
+}
+
+/// One attempt. `Ok(Some(all))`: abandoned, to restart holding the whole database
+/// (every database when `all`); `Ok(None)`: replied; `Err`: the error reply's text.
+fn attempt_run(
+    ctx: &mut Ctx,
+    st: &mut LuaState,
+    script: &Script,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+    read_only: bool,
+    may_restart: bool,
+) -> Result<Option<bool>, String> {
+    let f = st.function(script)?;
+    let lua_err = |e: mlua::Error| format!("ERR Error running script: {e}");
+    st.set_array("KEYS", keys).map_err(lua_err)?;
+    st.set_array("ARGV", args).map_err(lua_err)?;
+    let run = Run {
+        script,
+        db: ctx.client.db,
+        read_only,
+        wrote: false,
+        may_restart,
+        restart: None,
+        abort: st.abort.clone(),
+    };
+    let shared = RefCell::new((&mut *ctx, run));
+    let result = st.lua.scope(|scope| {
+        let call = scope.create_function(|lua, args: MultiValue| {
+            let mut g = shared.borrow_mut();
+            let (ctx, run) = &mut *g;
+            command(lua, ctx, run, args)
+        })?;
+        let key = raise::key_str(raise::RUN_KEY);
+        st.lua.set_named_registry_value(key, call)?;
+        let r = st.xpcall.call::<(bool, Value)>((f, st.handler.clone()));
+        st.lua.unset_named_registry_value(key)?;
+        r
+    });
+    let (ctx, run) = shared.into_inner();
+    if let Some(all) = run.restart {
+        return Ok(Some(all));
+    }
+    match result {
+        Ok((true, v)) => {
+            let resp3 = RUN.with(|r| r.resp3.get());
+            convert::lua_to_reply(&v, ctx.out, resp3).map_err(lua_err)?;
+        }
+        Ok((false, err)) => script_error(ctx.out, &err, script),
+        Err(e) => return Err(lua_err(e)),
+    }
+    Ok(None)
+}
+
+/// The reply to a script that raised `err` (Redis's luaCallFunction).
+fn script_error(out: &mut ReplyBuf, err: &Value, script: &Script) {
+    let Value::Table(t) = err else {
+        let msg = match err {
+            Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+            _ => "execution failure".to_string(),
+        };
+        let msg: String = msg.chars().take(100).collect();
+        return out.error(&format!(
+            "ERR Error running script f_{}, {msg}",
+            script.sha_str()
+        ));
+    };
+    let field = |name: &str| -> Option<Vec<u8>> {
+        match t.get::<Value>(name).ok()? {
+            Value::String(s) => Some(s.as_bytes().to_vec()),
+            Value::Integer(i) => Some(i.to_string().into_bytes()),
+            Value::Number(n) => Some(resp::fmt::fmt_g(n, 14).into_bytes()),
+            _ => None,
+        }
+    };
+    let mut msg = field("err").unwrap_or_default();
+    if let (Some(line), Some(source)) = (field("line"), field("source")) {
+        msg.extend_from_slice(format!(" script: {}, on ", script.sha_str()).as_bytes());
+        msg.extend_from_slice(&source);
+        msg.push(b':');
+        msg.extend_from_slice(&line);
+        msg.push(b'.');
+    }
+    convert::raw_error(out, &msg);
+}
+
+/// `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: (value, raise it).
+fn command(
+    lua: &Lua,
+    ctx: &mut Ctx,
+    run: &mut Run,
+    args: MultiValue,
+) -> mlua::Result<(Value, bool)> {
+    if run.restart.is_some() {
+        return Ok((Value::Table(run.abort.clone()), true));
+    }
+    let mut it = args.into_iter();
+    let mode = it.next().and_then(|m| state::number(&m)).unwrap_or(-1.0) as u8;
+    let acl_check = mode == raise::ACL;
+    let raise_errors = mode != raise::PCALL;
+    let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
+        Ok((
+            Value::Table(convert::error_table(lua, msg.as_bytes())?),
+            raise_errors,
+        ))
+    };
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    for v in it {
+        match v {
+            Value::String(s) => argv.push(s.as_bytes().to_vec()),
+            Value::Integer(i) => argv.push(resp::fmt::fmt_g17(i as f64).into_bytes()),
+            Value::Number(n) => argv.push(resp::fmt::fmt_g17(n).into_bytes()),
+            _ => return fail("Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    if argv.is_empty() {
+        return fail("Please specify at least one argument for this redis lib call");
+    }
+    let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    let srv = ctx.srv;
+    let cmd = srv.commands.lookup(&argv).filter(|c| c.handler.is_some());
+    if acl_check {
+        // Only the default user exists: every known command is permitted.
+        return match cmd {
+            Some(_) => Ok((Value::Boolean(true), false)),
+            None => fail("Invalid command passed to redis.acl_check_cmd()"),
+        };
+    }
+    let Some(cmd) = cmd else {
+        return fail("Unknown Redis command called from script");
+    };
+    if !cmd.arity_ok(argv.len()) {
+        return fail("Wrong number of args calling Redis command from script");
+    }
+    if cmd.flags.noscript {
+        return fail("This Redis command is not allowed from script");
+    }
+    let writes = cmd.flags.write || cmd.flags.may_replicate;
+    if run.read_only && writes {
+        return fail("Write commands are not allowed from read-only scripts.");
+    }
+    if let Err(msg) = hold_keys(ctx, run, cmd, &argv) {
+        return match msg {
+            None => Ok((Value::Table(run.abort.clone()), true)),
+            Some(m) => fail(m),
+        };
+    }
+    if writes {
+        run.wrote = true;
+    }
+    // Run it as the script's client: its database, its protocol, its own reply buffer.
+    let caller_db = ctx.client.db;
+    ctx.client.db = run.db;
+    ctx.keys.set_db(run.db);
+    let proto = if RUN.with(|r| r.resp3.get()) {
+        Proto::Resp3
+    } else {
+        Proto::Resp2
+    };
+    let mut reply = ReplyBuf::new(proto);
+    std::mem::swap(ctx.out, &mut reply);
+    let ops_before = ctx.exec_ops.as_ref().map_or(0, |o| o.len());
+    dispatch::effects::prepare(srv, ctx.keys.changes);
+    dispatch::call(ctx, cmd, &argv);
+    std::mem::swap(ctx.out, &mut reply);
+    if RUN.with(|r| r.repl.get()) == 0 {
+        // redis.set_repl(redis.REPL_NONE): not propagated.
+        if let Some(ops) = ctx.exec_ops.as_mut() {
+            ops.truncate(ops_before);
+        }
+    }
+    run.db = ctx.client.db;
+    ctx.client.db = caller_db;
+    ctx.keys.set_db(caller_db);
+    let (v, is_error) = convert::reply_to_lua(lua, &reply.out)?;
+    Ok((v, is_error && raise_errors))
+}
+
+/// Make sure the run holds what `cmd` needs. `Err(None)`: the run is abandoned (to
+/// restart under a wider lock); `Err(Some(text))`: the command fails with that error.
+fn hold_keys(
+    ctx: &mut Ctx,
+    run: &mut Run,
+    cmd: &crate::cmd::table::CommandDef,
+    argv: &[&[u8]],
+) -> Result<(), Option<&'static str>> {
+    let mut plan = Plan::new();
+    dispatch::plan::held_throughout(ctx.srv, cmd, argv, run.db, &mut plan);
+    if ctx.keys.covers(&plan) || ctx.keys.try_extend(&plan) {
+        return Ok(());
+    }
+    if !run.wrote && run.may_restart {
+        run.restart = Some(run.db != ctx.client.db || plan.scope() == engine::Scope::All);
+        return Err(None);
+    }
+    ctx.srv.scripts.mark_whole_db(run.script);
+    let start = Instant::now();
+    for round in 0u32.. {
+        if start.elapsed() >= BUSY_WAIT {
+            break;
+        }
+        if round < 64 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        if ctx.keys.try_extend(&plan) {
+            return Ok(());
+        }
+    }
+    Err(Some(
+        "Script reached an undeclared key held by another client after it had written; \
+         it will hold its whole database from its next run",
+    ))
+}

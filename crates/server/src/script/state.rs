@@ -1,0 +1,524 @@
+//! One Lua 5.1 state per worker thread, set up as Redis sets up its own: the libraries
+//! Redis loads (base, table, string, math; coroutine is part of base), the `redis` table,
+//! Redis's `math.random`, its `pcall`, and the global-protection sandbox.
+//!
+//! The sandbox: scripts see a globals table `E` that is empty and read-only (writing a
+//! global raises "Attempt to modify a readonly table", as Redis's read-only tables do);
+//! reads fall through to `R`, the allow-listed globals of script_lua.c, and a name not in
+//! `R` raises "Script attempted to access nonexistent global variable". KEYS and ARGV are
+//! put into `R` for each run. The real globals table of the state (with `print`,
+//! `dofile`, `loadfile`) is replaced by `E`, so `loadstring` chunks see `E` too.
+//!
+//! Lua errors carry Redis's `{err = ...}` tables: functions written in Rust never raise;
+//! they return what to raise, and small Lua wrappers (chunk `=skein`) raise it. The error
+//! handler skips those frames to report the script's own line, as Redis's does.
+
+use super::cache::{Script, Sha};
+use super::{convert, raise};
+use crate::server::Server;
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+/// The Lua side of the sandbox and the `redis` API (see the module documentation).
+const BOOTSTRAP: &str = r#"
+local G, rust, ABORT = ...
+local lua_error, lua_type, lua_select = G.error, G.type, G.select
+local lua_pcall, lua_xpcall, lua_rawset, lua_tostring = G.pcall, G.xpcall, G.rawset, G.tostring
+
+local redis = {}
+redis.call = rust.call
+redis.pcall = rust.pcall
+redis.acl_check_cmd = rust.acl_check_cmd
+redis.log = rust.log
+redis.setresp = rust.setresp
+redis.set_repl = rust.set_repl
+redis.sha1hex = rust.sha1hex
+redis.error_reply = rust.error_reply
+redis.status_reply = rust.status_reply
+redis.breakpoint = function() return false end
+redis.debug = function() end
+redis.replicate_commands = function() return true end
+redis.REDIS_VERSION = rust.version
+redis.REDIS_VERSION_NUM = rust.version_num
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+
+G.math.random = rust.random
+G.math.randomseed = rust.randomseed
+
+-- Redis's pcall: an error table becomes its err text. A restart request (ABORT) is
+-- never caught by the script.
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if e == ABORT then lua_error(e, 0) end
+  if lua_type(e) == 'table' then
+    local s = e.err
+    if lua_type(s) == 'string' or lua_type(s) == 'number' then e = s end
+  end
+  return false, e
+end
+local function xpcall_result(ok, ...)
+  if not ok and (...) == ABORT then lua_error(ABORT, 0) end
+  return ok, ...
+end
+
+local allowed = {
+  'string', 'cjson', 'bit', 'cmsgpack', 'math', 'table', 'struct',
+  'xpcall', 'tostring', 'getfenv', 'setmetatable', 'next', 'assert', 'tonumber',
+  'rawequal', 'collectgarbage', 'getmetatable', 'rawset', 'pcall', 'coroutine', 'type',
+  'select', 'unpack', 'gcinfo', 'pairs', 'rawget', 'loadstring', 'ipairs', '_VERSION',
+  'setfenv', 'load', 'error',
+}
+local R = {}
+for _, k in G.ipairs(allowed) do R[k] = G[k] end
+local E = {}
+R._G = E
+R.redis = redis
+R.pcall = function(f, ...) return pcall_result(lua_pcall(f, ...)) end
+R.xpcall = function(f, h)
+  return xpcall_result(lua_xpcall(f, function(e)
+    if e == ABORT then return e end
+    return h(e)
+  end))
+end
+-- Writes to the globals or a library table raise, as on Redis's read-only tables.
+local function readonly() lua_error('Attempt to modify a readonly table', 2) end
+local function protect(t)
+  local p = {}
+  G.setmetatable(p, {__index = t, __newindex = readonly, __metatable = {}})
+  return p
+end
+for _, k in G.ipairs({'string', 'math', 'table', 'coroutine'}) do R[k] = protect(G[k]) end
+R.redis = protect(redis)
+local protected = {}
+for _, v in G.pairs(R) do protected[v] = true end
+protected[E] = true
+R.rawset = function(t, k, v)
+  if protected[t] then lua_error('Attempt to modify a readonly table', 0) end
+  return lua_rawset(t, k, v)
+end
+local lua_setmetatable = G.setmetatable
+R.setmetatable = function(t, m)
+  if protected[t] then lua_error('Attempt to modify a readonly table', 0) end
+  return lua_setmetatable(t, m)
+end
+G.setmetatable(R, {__index = function(_, k)
+  lua_error("Script attempted to access nonexistent global variable '" .. lua_tostring(k) .. "'", 2)
+end})
+G.setmetatable(E, {__index = R, __newindex = readonly, __metatable = {}})
+return E, R
+"#;
+
+thread_local! {
+    static STATE: RefCell<Option<LuaState>> = const { RefCell::new(None) };
+    /// What `redis.setresp` and `redis.set_repl` set for the script running on this
+    /// thread.
+    pub static RUN: RunFlags = const {
+        RunFlags { resp3: Cell::new(false), repl: Cell::new(3), verbosity: Cell::new(2) }
+    };
+}
+
+/// Per-run settings the script changes through the `redis` API.
+pub struct RunFlags {
+    /// `redis.setresp(3)`: commands reply in RESP3 to the script.
+    pub resp3: Cell<bool>,
+    /// `redis.set_repl`: REPL_AOF (1) | REPL_REPLICA (2).
+    pub repl: Cell<u8>,
+    /// The server's `loglevel` when the run started (for `redis.log`).
+    pub verbosity: Cell<u8>,
+}
+
+impl RunFlags {
+    pub fn reset(&self, verbosity: u8) {
+        self.resp3.set(false);
+        self.repl.set(3);
+        self.verbosity.set(verbosity);
+    }
+}
+
+/// A worker's Lua state.
+pub struct LuaState {
+    pub lua: Lua,
+    /// The cache generation the compiled functions belong to.
+    generation: u64,
+    /// The memory last added to the server's total (INFO used_memory_lua).
+    reported: usize,
+    functions: HashMap<Sha, Function>,
+    /// The allow-listed globals (KEYS and ARGV go here).
+    pub globals: Table,
+    /// The value a restart request raises (see `super::run`).
+    pub abort: Table,
+    /// Lua's own xpcall, and the error handler scripts run under.
+    pub xpcall: Function,
+    pub handler: Function,
+}
+
+/// Run `f` with this thread's Lua state (created on first use, and again after SCRIPT
+/// FLUSH). `None` if the state is already in use on this thread or cannot be created.
+pub fn with<R>(srv: &Server, f: impl FnOnce(&mut LuaState) -> R) -> Result<R, String> {
+    STATE.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| "ERR the Lua state of this worker is busy".to_string())?;
+        let generation = srv.scripts.generation();
+        if slot.as_ref().is_none_or(|s| s.generation != generation) {
+            if let Some(old) = slot.take() {
+                srv.scripts.vm_changed(-(old.reported as isize));
+            }
+            *slot = Some(LuaState::new(generation).map_err(|e| format!("ERR Lua: {e}"))?);
+        }
+        let st = slot.as_mut().ok_or("ERR Lua state unavailable")?;
+        let r = f(st);
+        let now = st.lua.used_memory();
+        srv.scripts.vm_changed(now as isize - st.reported as isize);
+        st.reported = now;
+        Ok(r)
+    })
+}
+
+impl LuaState {
+    fn new(generation: u64) -> mlua::Result<LuaState> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        let lua = Lua::new_with(libs, LuaOptions::new())?;
+        let real = lua.globals();
+        let xpcall: Function = real.raw_get("xpcall")?;
+        let tostring: Function = real.raw_get("tostring")?;
+        let rust = api(&lua)?;
+        let abort = lua.create_table()?;
+        // The bootstrap chunk's closures see an empty environment: nothing they are
+        // reachable from (getfenv) leads back to the real globals.
+        let (env, globals): (Table, Table) = lua
+            .load(BOOTSTRAP)
+            .set_name("=skein")
+            .set_environment(lua.create_table()?)
+            .call((real, rust, abort.clone()))?;
+        lua.set_globals(env)?;
+        let handler = error_handler(&lua, tostring)?;
+        Ok(LuaState {
+            lua,
+            generation,
+            reported: 0,
+            functions: HashMap::new(),
+            globals,
+            abort,
+            xpcall,
+            handler,
+        })
+    }
+
+    /// The compiled function of `script` in this state (compiled on first use). The
+    /// error is Redis's reply text.
+    pub fn function(&mut self, script: &Script) -> Result<Function, String> {
+        if let Some(f) = self.functions.get(&script.sha) {
+            return Ok(f.clone());
+        }
+        let f = self.compile(script)?;
+        self.functions.insert(script.sha, f.clone());
+        Ok(f)
+    }
+
+    /// Compile `script` (as Redis's luaCreateFunction does).
+    pub fn compile(&self, script: &Script) -> Result<Function, String> {
+        self.lua
+            .load(script.code())
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| {
+                let msg = match e {
+                    mlua::Error::SyntaxError { message, .. } => message,
+                    other => other.to_string(),
+                };
+                format!("ERR Error compiling script (new function): {msg}")
+            })
+    }
+
+    /// Set a global of the sandbox (KEYS, ARGV) to an array of strings.
+    pub fn set_array(&self, name: &str, items: &[&[u8]]) -> mlua::Result<()> {
+        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, it) in items.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(it)?)?;
+        }
+        self.globals.raw_set(name, t)
+    }
+}
+
+/// Redis's `__redis__err__handler`: the error as a table, with the source and line of
+/// the script code that raised it.
+fn error_handler(lua: &Lua, tostring: Function) -> mlua::Result<Function> {
+    lua.create_function(move |lua, err: Value| {
+        let mut at = None;
+        for level in 1.. {
+            let Some((what, source, line)) = lua.inspect_stack(level, |d| {
+                let s = d.source();
+                (s.what, s.source.map(|x| x.into_owned()), d.current_line())
+            }) else {
+                break;
+            };
+            if what == "C" || source.as_deref() == Some("=skein") {
+                continue;
+            }
+            at = Some((source, line));
+            break;
+        }
+        let t = match err {
+            Value::Table(t) => t,
+            other => {
+                let text: mlua::LuaString = tostring.call(other)?;
+                let mut msg = b"ERR ".to_vec();
+                msg.extend_from_slice(&text.as_bytes());
+                let t = lua.create_table()?;
+                t.raw_set("err", lua.create_string(msg)?)?;
+                t
+            }
+        };
+        if let Some((Some(source), line)) = at {
+            t.set("source", source)?;
+            t.set("line", line.map_or(-1, |l| l as i64))?;
+        }
+        Ok(t)
+    })
+}
+
+/// The functions of the `redis` API written in Rust (wrapped by the bootstrap chunk).
+fn api(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("version", crate::REDIS_VERSION)?;
+    t.raw_set("version_num", version_num())?;
+    lua.set_named_registry_value(
+        raise::key_str(raise::API_KEY),
+        lua.create_function(|lua, args: MultiValue| {
+            let mut args = args.into_iter();
+            let mode = args.next().and_then(|m| number(&m)).unwrap_or(-1.0) as u8;
+            let args: Vec<Value> = args.collect();
+            let outcome = match mode {
+                raise::LOG => log(&args).map(|()| Value::Nil),
+                raise::SETRESP => setresp(&args).map(|()| Value::Nil),
+                raise::SET_REPL => set_repl(&args).map(|()| Value::Nil),
+                raise::SHA1HEX => sha1hex(lua, &args),
+                raise::RANDOM => {
+                    return Ok(match random(&args) {
+                        Ok(n) => (Value::Number(n), false),
+                        Err(msg) => (lua_c_error(lua, &msg)?, true),
+                    })
+                }
+                _ => {
+                    return Ok(match checkint(&args, 1, "randomseed") {
+                        Ok(seed) => {
+                            super::rand48::seed(seed);
+                            (Value::Nil, false)
+                        }
+                        Err(msg) => (lua_c_error(lua, &msg)?, true),
+                    })
+                }
+            };
+            match outcome {
+                Ok(v) => Ok((v, false)),
+                Err(msg) => Ok((
+                    Value::Table(convert::error_table(lua, msg.as_bytes())?),
+                    true,
+                )),
+            }
+        })?,
+    )?;
+    let c_functions: [(&str, ffi::lua_CFunction); 9] = [
+        ("call", raise::trampoline::<{ raise::CALL }>),
+        ("pcall", raise::trampoline::<{ raise::PCALL }>),
+        ("acl_check_cmd", raise::trampoline::<{ raise::ACL }>),
+        ("log", raise::trampoline::<{ raise::LOG }>),
+        ("setresp", raise::trampoline::<{ raise::SETRESP }>),
+        ("set_repl", raise::trampoline::<{ raise::SET_REPL }>),
+        ("sha1hex", raise::trampoline::<{ raise::SHA1HEX }>),
+        ("random", raise::trampoline::<{ raise::RANDOM }>),
+        ("randomseed", raise::trampoline::<{ raise::RANDOMSEED }>),
+    ];
+    for (name, f) in c_functions {
+        // SAFETY: `trampoline` is a lua_CFunction that is sound to call from Lua (see
+        // `raise::trampoline`).
+        t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
+    }
+    t.raw_set(
+        "error_reply",
+        lua.create_function(|lua, args: MultiValue| {
+            let text = match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => {
+                    let s = s.as_bytes();
+                    let mut e = Vec::with_capacity(s.len() + 1);
+                    if !s.starts_with(b"-") {
+                        e.push(b'-');
+                    }
+                    e.extend_from_slice(&s);
+                    e
+                }
+                _ => b"wrong number or type of arguments".to_vec(),
+            };
+            super::convert::error_table(lua, &text)
+        })?,
+    )?;
+    t.raw_set(
+        "status_reply",
+        lua.create_function(|lua, args: MultiValue| {
+            let t = lua.create_table()?;
+            match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => t.raw_set("ok", s.clone())?,
+                _ => t.raw_set("err", "ERR wrong number or type of arguments")?,
+            }
+            Ok(t)
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// Redis's math.random (the one shipped with Lua, on redisLrand48).
+fn random(args: &[Value]) -> Result<f64, String> {
+    const MAX: i32 = i32::MAX;
+    let r = (super::rand48::next() % MAX) as f64 / MAX as f64;
+    match args.len() {
+        0 => Ok(r),
+        1 => {
+            let u = checkint(args, 1, "random")?;
+            if u < 1 {
+                return Err("bad argument #1 to 'random' (interval is empty)".into());
+            }
+            Ok((r * u as f64).floor() + 1.0)
+        }
+        2 => {
+            let l = checkint(args, 1, "random")?;
+            let u = checkint(args, 2, "random")?;
+            if l > u {
+                return Err("bad argument #2 to 'random' (interval is empty)".into());
+            }
+            Ok((r * (u as f64 - l as f64 + 1.0)).floor() + l as f64)
+        }
+        _ => Err("wrong number of arguments".into()),
+    }
+}
+
+/// luaL_checkint on argument `n` (1-based) of function `name`.
+fn checkint(args: &[Value], n: usize, name: &str) -> Result<i32, String> {
+    let v = args.get(n - 1);
+    match v.and_then(number) {
+        Some(x) => Ok(x as i64 as i32),
+        None => {
+            let got = v.map_or("no value", |v| v.type_name());
+            Err(format!(
+                "bad argument #{n} to '{name}' (number expected, got {got})"
+            ))
+        }
+    }
+}
+
+/// A luaL_error raised from one of the C functions: `msg` prefixed with the calling
+/// script's position (luaL_where(L, 1): level 2 from here, past the C function).
+fn lua_c_error(lua: &Lua, msg: &str) -> mlua::Result<Value> {
+    let at = lua
+        .inspect_stack(2, |d| {
+            let line = d.current_line()?;
+            let src = d.source().short_src?.into_owned();
+            Some(format!("{src}:{line}: "))
+        })
+        .flatten()
+        .unwrap_or_default();
+    Ok(Value::String(lua.create_string(format!("{at}{msg}"))?))
+}
+
+/// REDIS_VERSION_NUM: 0x00MMmmpp.
+fn version_num() -> i64 {
+    let mut parts = crate::REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<i64>().unwrap_or(0));
+    let (a, b, c) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    (a << 16) | (b << 8) | c
+}
+
+/// A Lua number, or a string Lua would convert to one (lua_tonumber).
+pub fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        Value::String(s) => std::str::from_utf8(&s.as_bytes())
+            .ok()
+            .and_then(|s| s.trim().parse().ok()),
+        _ => None,
+    }
+}
+
+/// A string, or a number as Lua's tostring shows it (lua_tolstring).
+fn lua_bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Integer(i) => Some(i.to_string().into_bytes()),
+        Value::Number(n) => Some(resp::fmt::fmt_g(*n, 14).into_bytes()),
+        _ => None,
+    }
+}
+
+/// redis.setresp(2|3).
+fn setresp(args: &[Value]) -> Result<(), &'static str> {
+    if args.len() != 1 {
+        return Err("redis.setresp() requires one argument.");
+    }
+    match number(&args[0]).map(|n| n as i64) {
+        Some(2) => RUN.with(|r| r.resp3.set(false)),
+        Some(3) => RUN.with(|r| r.resp3.set(true)),
+        _ => return Err("RESP version must be 2 or 3."),
+    }
+    Ok(())
+}
+
+/// redis.set_repl(flags).
+fn set_repl(args: &[Value]) -> Result<(), &'static str> {
+    if args.len() != 1 {
+        return Err("redis.set_repl() requires two arguments.");
+    }
+    let flags = args.first().and_then(number).unwrap_or(0.0) as i64;
+    if flags & !3 != 0 {
+        return Err(
+            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        );
+    }
+    RUN.with(|r| r.repl.set(flags as u8));
+    Ok(())
+}
+
+/// redis.sha1hex(string).
+fn sha1hex(lua: &Lua, args: &[Value]) -> Result<Value, &'static str> {
+    if args.len() != 1 {
+        return Err("wrong number of arguments");
+    }
+    let data = lua_bytes(&args[0]).unwrap_or_default();
+    let sha = super::cache::sha1_hex(&data);
+    lua.create_string(sha)
+        .map(Value::String)
+        .map_err(|_| "out of memory")
+}
+
+/// redis.log(level, ...).
+fn log(args: &[Value]) -> Result<(), &'static str> {
+    if args.len() < 2 {
+        return Err("redis.log() requires two arguments or more.");
+    }
+    let Some(level) = number(&args[0]) else {
+        return Err("First argument must be a number (log level).");
+    };
+    let level = level as i64;
+    if !(0..=3).contains(&level) {
+        return Err("Invalid debug level.");
+    }
+    let parts: Vec<String> = args
+        .iter()
+        .skip(1)
+        .filter_map(lua_bytes)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    let line = parts.join(" ");
+    if level as u8 >= RUN.with(|r| r.verbosity.get()) {
+        crate::log::at(level as u8, &line);
+    }
+    Ok(())
+}

@@ -1,0 +1,211 @@
+"""Lua scripting beyond the differential scripts (tests/scripts/eval_*.txt):
+
+* redis-py's `register_script` helper (EVALSHA, falling back to EVAL after SCRIPT FLUSH)
+  from a pool of connections spread over every worker: the script cache is one for the
+  server;
+* transfers between accounts by EVAL from many clients on all workers while checkers sum
+  the balances (by a script and by MGET): the total never changes;
+* a script reading and writing keys it did not declare races plain INCRs of those keys
+  and stays atomic (no lost update), including under the contention that makes a run
+  restart holding its whole database;
+* effects propagated wrapped in MULTI/EXEC (DEBUG PROPAGATION).
+
+Bounded by counts; no assertion depends on timing. Servers are stopped by PID by the
+fixtures.
+"""
+import random
+
+import redis
+
+from resp_client import RawConn, parse
+from test_multi_concurrency import run_threads
+
+WORKERS = 4
+
+
+def test_register_script_on_every_worker(fresh_skein):
+    server = fresh_skein(workers=WORKERS)
+    pool = redis.ConnectionPool(port=server.port, max_connections=16)
+    clients = [redis.Redis(connection_pool=pool) for _ in range(4)]
+    # Hold several connections at once so the pool spreads them over the workers.
+    conns = [pool.get_connection("PING") for _ in range(12)]
+    for c in conns:
+        pool.release(c)
+    incr_expire = clients[0].register_script(
+        "local v = redis.call('INCRBY', KEYS[1], ARGV[1])\n"
+        "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"
+        "return v")
+    total = 0
+    for i in range(40):
+        n = i % 5 + 1
+        total += n
+        assert incr_expire(keys=["ctr"], args=[n, 100], client=clients[i % 4]) == total
+    assert 0 < clients[1].ttl("ctr") <= 100
+    clients[2].script_flush()
+    # The helper sees NOSCRIPT and loads the script again.
+    assert incr_expire(keys=["ctr"], args=[1, 100]) == total + 1
+    assert clients[3].script_exists(incr_expire.sha) == [True]
+    pool.disconnect()
+
+
+def test_script_loaded_once_runs_on_all_workers(fresh_skein):
+    server = fresh_skein(workers=WORKERS)
+    loader = RawConn(server.port)
+    sha = parse(loader.call("SCRIPT", "LOAD", "return ARGV[1] .. '!'"))
+    conns = [RawConn(server.port) for _ in range(3 * WORKERS)]
+    try:
+        for i, c in enumerate(conns):
+            assert parse(c.call("EVALSHA", sha, "0", str(i))) == b"%d!" % i
+    finally:
+        for c in conns + [loader]:
+            c.close()
+
+
+ACCOUNTS = [b"acct:%d" % i for i in range(32)]
+START = 1000
+TRANSFER = """
+local a, b, n = KEYS[1], KEYS[2], tonumber(ARGV[1])
+local have = tonumber(redis.call('GET', a))
+if have < n then return 0 end
+redis.call('DECRBY', a, n)
+redis.call('INCRBY', b, n)
+return 1
+"""
+SUM = """
+local s = 0
+for _, k in ipairs(KEYS) do s = s + tonumber(redis.call('GET', k)) end
+return s
+"""
+
+
+def test_transfers_by_eval_keep_the_total(fresh_skein):
+    server = fresh_skein(workers=WORKERS)
+    setup = RawConn(server.port)
+    setup.call("MSET", *[x for k in ACCOUNTS for x in (k, START)])
+    total = START * len(ACCOUNTS)
+
+    def transferer(tid):
+        def body():
+            rng = random.Random(tid)
+            conn = RawConn(server.port)
+            try:
+                for _ in range(300):
+                    a, b = rng.sample(ACCOUNTS, 2)
+                    r = parse(conn.call("EVAL", TRANSFER, "2", a, b, str(rng.randint(1, 80))))
+                    assert r in (0, 1), r
+            finally:
+                conn.close()
+        return body
+
+    def checker(cid):
+        def body():
+            conn = RawConn(server.port)
+            try:
+                for n in range(400):
+                    if (n + cid) % 2:
+                        seen = parse(conn.call("EVAL", SUM, str(len(ACCOUNTS)), *ACCOUNTS))
+                    else:
+                        seen = sum(int(v) for v in parse(conn.call("MGET", *ACCOUNTS)))
+                    assert seen == total, "a read saw %r, not %d" % (seen, total)
+            finally:
+                conn.close()
+        return body
+
+    run_threads([transferer(t) for t in range(8)] + [checker(c) for c in range(3)])
+    assert parse(setup.call("EVAL", SUM, str(len(ACCOUNTS)), *ACCOUNTS)) == total
+
+
+# Read-modify-write of keys the script does not declare (0 KEYS): only atomic if the
+# run holds them from its GET to its SET.
+UNDECLARED_INCR = """
+local k = ARGV[1]
+local v = tonumber(redis.call('GET', k) or '0')
+redis.call('SET', k, v + 1)
+return v + 1
+"""
+# Writes a declared key first, then reads and writes undeclared ones.
+WRITE_THEN_UNDECLARED = """
+redis.call('INCR', KEYS[1])
+local k = ARGV[1]
+local v = tonumber(redis.call('GET', k) or '0')
+redis.call('SET', k, v + 1)
+return v + 1
+"""
+
+
+def test_undeclared_keys_race_plain_commands_atomically(fresh_skein):
+    server = fresh_skein(workers=WORKERS)
+    counters = [b"undeclared:%d" % i for i in range(4)]
+    per_thread = 400
+    script_threads, plain_threads = 4, 4
+
+    def scripter(tid):
+        def body():
+            rng = random.Random(tid)
+            conn = RawConn(server.port)
+            try:
+                for i in range(per_thread):
+                    k = counters[rng.randrange(len(counters))]
+                    if i % 4 == 3:
+                        r = conn.call("EVAL", WRITE_THEN_UNDECLARED, "1", b"declared:%d" % tid, k)
+                    else:
+                        r = conn.call("EVAL", UNDECLARED_INCR, "0", k)
+                    assert isinstance(parse(r), int), r
+            finally:
+                conn.close()
+        return body
+
+    def plain(tid):
+        def body():
+            rng = random.Random(100 + tid)
+            conn = RawConn(server.port)
+            try:
+                for _ in range(per_thread):
+                    k = counters[rng.randrange(len(counters))]
+                    assert isinstance(parse(conn.call("INCR", k)), int)
+            finally:
+                conn.close()
+        return body
+
+    run_threads([scripter(t) for t in range(script_threads)]
+                + [plain(t) for t in range(plain_threads)])
+    c = RawConn(server.port)
+    got = sum(int(v) for v in parse(c.call("MGET", *counters)))
+    assert got == per_thread * (script_threads + plain_threads), "lost updates: %d" % got
+    declared = sum(int(v) for v in parse(c.call("MGET", *[b"declared:%d" % t
+                                                           for t in range(script_threads)])))
+    assert declared == script_threads * per_thread // 4
+
+
+def test_effects_propagate_wrapped_in_multi_exec(fresh_skein):
+    server = fresh_skein(extra=["--enable-debug-command", "yes"])
+    c = RawConn(server.port)
+    assert c.call("DEBUG", "PROPAGATION", "START") == b"+OK\r\n"
+    c.call("EVAL", "redis.call('SET','a','1'); redis.call('INCR','a')", "0")
+    c.call("EVAL", "return redis.call('GET','a')", "0")
+    c.call("EVAL", "redis.call('SET','b','1', 'EX', 100)", "0")
+    c.call("EVAL", "redis.set_repl(redis.REPL_NONE); redis.call('SET','c','1')", "0")
+    raw = parse(c.call("DEBUG", "PROPAGATION", "TAKE"))
+    stream = []
+    i = 0
+    while i < len(raw):
+        cmd, n = parse_command(raw, i)
+        stream.append([x.decode().upper() if j == 0 else x.decode() for j, x in enumerate(cmd)])
+        i = n
+    assert stream[:5] == [["SELECT", "0"], ["MULTI"], ["SET", "a", "1"], ["INCR", "a"], ["EXEC"]]
+    assert stream[5][:4] == ["SET", "b", "1", "PXAT"]
+    assert len(stream) == 6
+
+
+def parse_command(raw, i):
+    """One RESP multibulk command of `raw` from `i`: (args, next index)."""
+    end = raw.index(b"\r\n", i)
+    n = int(raw[i + 1:end])
+    i = end + 2
+    args = []
+    for _ in range(n):
+        end = raw.index(b"\r\n", i)
+        ln = int(raw[i + 1:end])
+        args.append(raw[end + 2:end + 2 + ln])
+        i = end + 2 + ln + 2
+    return args, i
