@@ -26,7 +26,6 @@
 //! unwinds) if asked to write out of bounds, so no panic can leave a half-written block
 //! behind for `Drop` to read.
 
-use crate::clock::lru_clock;
 use crate::coll::{Hash, List, Set, Stream, ZSet};
 use crate::value::{StrRef, Value, ValueRef};
 use std::alloc::{self, Layout};
@@ -570,7 +569,7 @@ impl Entry {
 
     /// Mark accessed now.
     pub fn touch(&mut self) {
-        self.set_lru(lru_clock());
+        self.set_lru(crate::evict::access::touched(self.lru()));
     }
 
     /// The same entry under another key (RENAME, MOVE).

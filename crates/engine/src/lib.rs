@@ -5,6 +5,7 @@ pub mod clock;
 pub mod coll;
 pub mod entry;
 pub mod event;
+pub mod evict;
 pub mod glob;
 pub mod hll;
 pub mod keyspace;

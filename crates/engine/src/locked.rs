@@ -9,9 +9,10 @@
 //! A `Locked` that holds nothing (a command without keys) may still walk a database: it
 //! then locks one shard at a time and releases it before the next, so it never holds two.
 
-use crate::clock::{lru_clock, now_ms};
+use crate::clock::now_ms;
 use crate::entry::{Entry, ValueMut};
 use crate::event::{Changes, DbChange, Event};
+use crate::evict::access;
 use crate::keyspace::{Cleared, Keyspace};
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
 use crate::value::{Value, ValueRef};
@@ -654,7 +655,7 @@ impl<'a> Locked<'a> {
         expire_at: i64,
         event: Event,
     ) {
-        let entry = Entry::new(key, value, expire_at, lru_clock());
+        let entry = Entry::new(key, value, expire_at, self.set_key_field(key));
         self.insert_entry_in(self.db, key, entry, event);
     }
 
@@ -662,8 +663,21 @@ impl<'a> Locked<'a> {
     /// under `key`, replacing any value and TTL: records `new` if the key is created, then
     /// `event`.
     pub fn insert_value(&mut self, key: &[u8], value: Value, expire_at: i64, event: Event) {
-        let entry = Entry::from_value(key, value, expire_at, lru_clock());
+        let entry = Entry::from_value(key, value, expire_at, self.set_key_field(key));
         self.insert_entry_in(self.db, key, entry, event);
+    }
+
+    /// The access field of a value stored by setKey: a new key's, except that under LFU
+    /// an overwritten key keeps its counter, touched (lookupKeyWrite, then dbOverwrite
+    /// keeping the old object's field).
+    fn set_key_field(&mut self, key: &[u8]) -> u32 {
+        if access::lfu() {
+            let now = self.now;
+            if let Some(old) = self.peek(key).filter(|e| !e.is_expired(now)) {
+                return access::touched(old.lru());
+            }
+        }
+        access::fresh()
     }
 
     /// Put a whole entry in database `db` under `key`, which must be its key (RENAME,

@@ -1,12 +1,14 @@
 //! Skein's server: networking, command table and dispatch, configuration, statistics.
 //! The keyspace itself is the `engine` crate; the protocol codec is `resp`.
 
+pub mod alloc;
 pub mod blocking;
 pub mod clients;
 pub mod cmd;
 pub mod config;
 pub mod cron;
 pub mod dispatch;
+pub mod evict;
 pub mod floatfmt;
 pub mod geo;
 pub mod latency;

@@ -5,7 +5,7 @@ use skein_server::{config, log, server::Server};
 use std::sync::Arc;
 
 #[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static GLOBAL: skein_server::alloc::Counting = skein_server::alloc::Counting;
 
 fn usage() -> ! {
     let lines = [

@@ -1,7 +1,18 @@
-//! Process memory figures for INFO memory: jemalloc's counters (the server binary uses
-//! jemalloc as its global allocator), RSS from /proc, and Redis's human-readable sizes.
+//! Process memory figures: `used_memory` (the one figure INFO, MEMORY and maxmemory
+//! share), jemalloc's own counters, RSS from /proc, and Redis's human-readable sizes.
 
 use tikv_jemalloc_ctl::{epoch, stats};
+
+/// `used_memory`: the bytes of every live allocation (the counting global allocator's
+/// figure, see [`crate::alloc`]); jemalloc's own count where the counting allocator is
+/// not in use (unit tests).
+pub fn used_memory() -> u64 {
+    if crate::alloc::active() {
+        crate::alloc::used()
+    } else {
+        alloc_stats().allocated
+    }
+}
 
 /// jemalloc's counters, refreshed (the epoch advanced) at each call.
 #[derive(Clone, Copy, Default)]

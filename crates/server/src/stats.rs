@@ -251,8 +251,7 @@ impl Stats {
             m.track(Metric::NetInput, now, net_in);
             m.track(Metric::NetOutput, now, net_out);
         }
-        let used = crate::memory::alloc_stats().allocated;
-        self.note_memory(used);
+        self.note_memory(crate::memory::used_memory());
     }
 
     /// Raise the memory peak to `used` if higher (and note the startup figure once).

@@ -283,7 +283,7 @@ fn object(ctx: &mut Ctx, key: &[u8]) {
     let serialized = rdb.len();
     let addr = e.addr();
     let lru = e.lru();
-    let idle = super::object::idle_seconds(lru);
+    let idle = engine::evict::access::idle_seconds(lru);
     // A quicklist's figures, as Redis appends them.
     let extra = match e.value().as_list() {
         Some(l) => {

@@ -2,10 +2,11 @@
 //! encoded and decoded by `engine::rdb`.
 
 use super::args::{self, is, SYNTAX_ERR};
-use super::object::{lfu_minutes, lfu_policy, LRU_CLOCK_MAX};
+use super::object::lfu_policy;
 use super::{Ctx, Handler};
 use crate::propagate::deletion;
-use engine::{lru_clock, rdb, Entry, Event, NO_EXPIRE};
+use engine::evict::access;
+use engine::{rdb, Entry, Event, NO_EXPIRE};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("dump", dump), ("restore", restore)];
 
@@ -70,23 +71,11 @@ fn parse_restore_opts(argv: &[&[u8]]) -> Result<RestoreOpts, &'static str> {
 /// The access-time field of a restored key (objectSetLRUOrLFU): the given FREQ under an LFU
 /// policy, the given IDLETIME otherwise, or now.
 fn restored_lru(opts: &RestoreOpts, lfu: bool) -> u32 {
-    let clock = lru_clock();
-    if lfu {
-        return match opts.freq {
-            Some(f) => (lfu_minutes() << 8) | f as u32,
-            None => clock,
-        };
-    }
-    match opts.idle {
-        Some(idle) => {
-            let idle = idle.wrapping_mul(1000) / 1000;
-            let mut abs = i64::from(clock).wrapping_sub(idle);
-            if abs < 0 {
-                abs = abs.wrapping_add(i64::from(LRU_CLOCK_MAX));
-            }
-            (abs as u32) & LRU_CLOCK_MAX
-        }
-        None => clock,
+    match (lfu, opts.freq, opts.idle) {
+        (true, Some(f), _) => access::lfu_with(f.clamp(0, 255) as u8),
+        // IDLETIME is in seconds, kept at the LRU clock's resolution.
+        (false, _, Some(idle)) => access::lru_aged(idle.wrapping_mul(1000) / 1000),
+        _ => access::fresh(),
     }
 }
 

@@ -235,7 +235,7 @@ fn ratio(a: u64, b: u64) -> String {
 
 fn memory_section(srv: &Server, r: &mut Report) {
     let a = memory::alloc_stats();
-    let used = a.allocated;
+    let used = memory::used_memory();
     srv.stats.note_memory(used);
     let peak = srv.stats.peak_memory.load(Relaxed);
     let startup = srv.stats.startup_memory.load(Relaxed).min(used);

@@ -3,8 +3,9 @@
 use super::args::{self, is, SYNTAX_ERR};
 use super::help::reply_help;
 use super::{Ctx, Handler};
+use engine::evict::access;
 use engine::locked::Read;
-use engine::{lru_clock, Entry, Event, StrRef, ValueRef};
+use engine::{Entry, Event, StrRef, ValueRef};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("object|help", object_help),
@@ -18,33 +19,14 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
-/// The largest value of the 24-bit LRU clock (LRU_CLOCK_MAX).
-pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
-
 /// Integers 0..OBJ_SHARED_INTEGERS are shared objects in Redis, whose refcount reads as
 /// OBJ_SHARED_REFCOUNT.
 pub const OBJ_SHARED_INTEGERS: i64 = 10_000;
 pub const OBJ_SHARED_REFCOUNT: i64 = i32::MAX as i64;
 
-/// Redis's estimateObjectIdleTime, in seconds (the LRU clock's resolution).
-pub fn idle_seconds(lru: u32) -> u32 {
-    let clock = lru_clock();
-    let lru = lru & LRU_CLOCK_MAX;
-    if clock >= lru {
-        clock - lru
-    } else {
-        clock + (LRU_CLOCK_MAX - lru)
-    }
-}
-
 /// Is an LFU `maxmemory-policy` selected?
-pub fn lfu_policy(ctx: &Ctx) -> bool {
-    ctx.srv.config.get("maxmemory-policy").ends_with("-lfu")
-}
-
-/// LFUGetTimeInMinutes: the 16-bit minute clock of the LFU access time.
-pub fn lfu_minutes() -> u32 {
-    ((engine::now_ms() / 1000 / 60) & 0xffff) as u32
+pub fn lfu_policy(_ctx: &Ctx) -> bool {
+    access::lfu()
 }
 
 fn object_help(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -93,32 +75,12 @@ fn object_encoding(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn object_freq(ctx: &mut Ctx, argv: &[&[u8]]) {
     let lfu = lfu_policy(ctx);
-    let decay = ctx.srv.config.get_i64("lfu-decay-time");
     with_entry(ctx, argv[2], |e| {
         if !lfu {
             return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         }
-        Ok(lfu_decr_and_return(e.lru(), decay))
+        Ok(i64::from(access::lfu_counter(e.lru())))
     });
-}
-
-/// LFUDecrAndReturn: the LFU counter in `lru` (16-bit minutes, 8-bit counter) after the
-/// decay periods elapsed since its last access.
-fn lfu_decr_and_return(lru: u32, decay_time: i64) -> i64 {
-    let ldt = i64::from(lru >> 8);
-    let counter = i64::from(lru & 255);
-    let now = i64::from(lfu_minutes());
-    let elapsed = if now >= ldt {
-        now - ldt
-    } else {
-        65535 - ldt + now
-    };
-    let periods = if decay_time > 0 {
-        elapsed / decay_time
-    } else {
-        0
-    };
-    (counter - periods).max(0)
 }
 
 fn object_idletime(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -127,7 +89,7 @@ fn object_idletime(ctx: &mut Ctx, argv: &[&[u8]]) {
         if lfu {
             return Err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         }
-        Ok(i64::from(idle_seconds(e.lru())))
+        Ok(i64::from(access::idle_seconds(e.lru())))
     });
 }
 
@@ -185,7 +147,7 @@ fn transfer(
         let Some(e) = keys.peek_in(from, src) else {
             return false;
         };
-        Entry::new(dst, e.value(), e.expire_at(), lru_clock())
+        Entry::new(dst, e.value(), e.expire_at(), access::fresh())
     } else {
         let Some(e) = keys.remove_in(from, src, Event::NONE) else {
             return false;

@@ -13,7 +13,7 @@ pub mod value;
 
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 pub use load::{args_to_text, quote_arg};
@@ -95,6 +95,10 @@ pub struct Hot {
     pub hll_sparse_max_bytes: AtomicI64,
     /// The collection encoding thresholds, in the order of [`COLL_LIMITS`].
     coll: [AtomicI64; 9],
+    /// maxmemory in bytes (0 = no limit) and maxmemory-policy ([`crate::evict::Policy`]'s
+    /// index), read by the admission check of every command.
+    pub maxmemory: AtomicU64,
+    pub maxmemory_policy: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -191,6 +195,23 @@ impl Config {
         for (hot, name) in self.hot.coll.iter().zip(COLL_LIMITS) {
             hot.store(self.get_i64(name), Relaxed);
         }
+        if self.refresh_maxmemory() {
+            crate::evict::limit_changed(self.hot.maxmemory.load(Relaxed));
+        }
+    }
+
+    /// The maxmemory options into [`Hot`] and the engine's access-field mode; returns
+    /// whether `maxmemory` changed.
+    fn refresh_maxmemory(&self) -> bool {
+        let max = self.get("maxmemory").parse::<u64>().unwrap_or(0);
+        let policy = crate::evict::Policy::from_name(&self.get("maxmemory-policy"));
+        self.hot.maxmemory_policy.store(policy.index(), Relaxed);
+        engine::evict::access::configure(
+            policy.is_lfu(),
+            self.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,
+            self.get_i64("lfu-decay-time").clamp(0, u32::MAX as i64) as u32,
+        );
+        self.hot.maxmemory.swap(max, Relaxed) != max
     }
 
     /// The canonical value of option `i` (CONFIG GET's text).

@@ -134,6 +134,20 @@ fn check<'t>(
         rejected(client, out, "ERR Command not allowed inside a transaction");
         return None;
     }
+    if crate::evict::maxmemory(srv) != 0 && crate::evict::refuses(srv, client, cmd) {
+        if cmd.fullname == "exec" {
+            // rejectCommand on EXEC: execCommandAbort.
+            client.end_transaction(srv);
+            let msg = format!(
+                "EXECABORT Transaction discarded because of: {}",
+                crate::evict::OOM_ERR
+            );
+            rejected(client, out, &msg);
+        } else {
+            rejected(client, out, crate::evict::OOM_ERR);
+        }
+        return None;
+    }
     if crate::persist::writes_denied(srv) && (is_write(srv, client, cmd) || cmd.name == "ping") {
         rejected(client, out, crate::persist::MISCONF);
         return None;
@@ -166,10 +180,20 @@ fn is_write(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
     if cmd.fullname != "exec" {
         return false;
     }
+    queued_any(srv, client, |f| f.write)
+}
+
+/// Does the client's open transaction hold a command whose flags satisfy `pred`
+/// (Redis's `mstate.cmd_flags`)?
+pub fn queued_any(
+    srv: &Server,
+    client: &ClientState,
+    pred: impl Fn(&crate::cmd::table::Flags) -> bool,
+) -> bool {
     client.multi.as_ref().is_some_and(|m| {
         m.queued.iter().any(|argv| {
             let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
-            srv.commands.lookup(&args).is_some_and(|c| c.flags.write)
+            srv.commands.lookup(&args).is_some_and(|c| pred(&c.flags))
         })
     })
 }

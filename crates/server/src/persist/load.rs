@@ -79,7 +79,7 @@ pub fn load_file(
         now_ms: engine::wall_ms(),
         limits: srv.config.hot.coll_limits(),
     };
-    let lru = engine::lru_clock();
+    let lru = engine::evict::access::fresh();
     let info = |a: AuxInfo<'_>| match a {
         AuxInfo::Version(v) => log::notice(&format!(
             "Loading RDB produced by version {}",
