@@ -331,3 +331,157 @@ def test_save_rules_run_a_bgsave(fresh_skein):
     assert "2 changes in 1 seconds. Saving..." in log
     assert "Background saving terminated with success" in log
     assert os.path.exists(os.path.join(sk.dir, "dump.rdb"))
+
+
+def test_bgsave_is_one_point_in_time(fresh_skein):
+    """Writers change keys in known patterns while BGSAVE runs; the file must be one
+    consistent cut: a prefix of one writer's sequential rounds, and never half of a
+    MULTI/EXEC that spans shards."""
+    import threading
+    # The saver thread sleeps 20 us per key it writes out (about 1.2 s in all), so the
+    # writers run during the save.
+    sk = fresh_skein(workers=4, extra=["--rdb-key-save-delay", "20"])
+    r = client(sk)
+    nkeys = 2000
+    p = r.pipeline(transaction=False)
+    for i in range(0, 60_000):
+        p.set(f"ballast:{i}", "x" * 64)
+        if i % 5000 == 4999:
+            p.execute()
+    for i in range(nkeys):
+        p.set(f"seq:{i}", 0)
+    p.mset({"pair:a": 0, "pair:b": 0, "pair:c": 0})
+    p.execute()
+    stop = threading.Event()
+    rounds = [0]
+
+    def sequential():
+        w = client(sk)
+        rnd = 0
+        while not stop.is_set():
+            rnd += 1
+            pipe = w.pipeline(transaction=False)
+            for i in range(nkeys):
+                pipe.set(f"seq:{i}", rnd)
+                if i % 200 == 199:
+                    pipe.execute()
+            rounds[0] = rnd
+
+    def transactions():
+        w = client(sk)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            pipe = w.pipeline(transaction=True)
+            pipe.set("pair:a", n).set("pair:b", n).set("pair:c", n)
+            pipe.execute()
+
+    threads = [threading.Thread(target=sequential), threading.Thread(target=transactions)]
+    for t in threads:
+        t.start()
+    try:
+        while rounds[0] < 2:
+            time.sleep(0.01)
+        assert r.bgsave()
+        with pytest.raises(redis.ResponseError, match="Background save already in progress"):
+            r.bgsave()
+        deadline = time.time() + 120
+        while r.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    info = r.info("persistence")
+    assert info["rdb_bgsave_in_progress"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    # Writers wrote shards out before modifying them.
+    assert info["skein_rdb_last_cow_shards"] > 0
+    path = os.path.join(sk.dir, "dump.rdb")
+    check = subprocess.run([CHECK_RDB, path], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        shutil.copy(path, os.path.join(d, "dump.rdb"))
+        loaded = fresh_skein(extra=["--dir", d])
+        wait_loaded(loaded.port)
+        lr = client(loaded)
+        vals = [int(v) for v in lr.mget([f"seq:{i}" for i in range(nkeys)])]
+        # One cut of a sequential writer: round r up to some key, round r-1 after it.
+        top = vals[0]
+        assert all(v in (top, top - 1) for v in vals), vals
+        assert vals == sorted(vals, reverse=True), vals
+        a, b, c = lr.mget(["pair:a", "pair:b", "pair:c"])
+        assert a == b == c
+        assert lr.dbsize() == 60_000 + nkeys + 3
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_clients_get_loading_until_the_file_is_in(fresh_redis, fresh_skein):
+    """While a file loads (slowed by key-load-delay), commands answer -LOADING, INFO
+    answers with loading:1, and no reply ever shows part of the dataset."""
+    red = fresh_redis()
+    rr = client(red)
+    rr.execute_command("DEBUG", "POPULATE", 20_000)
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        save_and_copy(red, d)
+        proc, port = start_on("skein", d, ["--key-load-delay", "100"])
+        try:
+            wait_port(port, proc)
+            r = redis.Redis(port=port)
+            seen_loading = False
+            while True:
+                try:
+                    n = r.dbsize()
+                    break
+                except redis.BusyLoadingError:
+                    seen_loading = True
+                    with pytest.raises(redis.BusyLoadingError):
+                        r.get("key:1")
+                    info = r.info("persistence")
+                    assert info["loading"] in (0, 1)
+                    time.sleep(0.05)
+            assert seen_loading
+            assert n == 20_000
+            assert r.get("key:19999") == b"value:19999"
+            assert r.info("persistence")["loading"] == 0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_bgsave_survives_flushdb_swapdb_and_expiry(fresh_skein):
+    """FLUSHDB, SWAPDB, DEL and expiry during a BGSAVE leave the file as the dataset was
+    when BGSAVE started."""
+    sk = fresh_skein(extra=["--rdb-key-save-delay", "200"])
+    r0, r1 = client(sk, 0), client(sk, 1)
+    for r, tag in ((r0, "zero"), (r1, "one")):
+        p = r.pipeline(transaction=False)
+        for i in range(3000):
+            p.set(f"{tag}:{i}", i)
+        p.execute()
+    r0.set("soon", "gone", px=300)
+    want = snapshot(sk)
+    assert r0.bgsave()
+    r0.swapdb(0, 1)
+    r0.flushdb()
+    r1.delete("zero:1")
+    r1.set("zero:2", "changed")
+    time.sleep(0.4)  # "soon" expires while the save runs
+    r1.get("soon")
+    deadline = time.time() + 120
+    while r0.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+        time.sleep(0.05)
+    assert r0.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        shutil.copy(os.path.join(sk.dir, "dump.rdb"), os.path.join(d, "dump.rdb"))
+        got = snapshot(fresh_skein(extra=["--dir", d]))
+        want.pop((0, b"soon"), None)  # expired by the time it is loaded
+        assert got == want
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

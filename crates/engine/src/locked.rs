@@ -751,12 +751,17 @@ impl<'a> Locked<'a> {
         let per_db = self.ks.db(db).shard_count();
         let mut out = Vec::with_capacity(per_db);
         let mut removed = 0u64;
+        let ks = self.ks;
         for i in 0..per_db {
-            let shard = held(self.ks, &mut self.guards, self.scope, per_db, db, i, true)
+            let shard = held(ks, &mut self.guards, self.scope, per_db, db, i, false)
                 .expect("FLUSHDB holds every shard of its database");
             let t = shard.take_all();
             removed += t.len() as u64;
-            out.push(t);
+            // A snapshot that has not taken this shard takes the removed table itself
+            // (written out and freed by the saver): no serialization here.
+            if let Some(t) = ks.hand_to_snapshot(db, i, t) {
+                out.push(t);
+            }
         }
         self.changes.extra_dirty += removed;
         self.changes.db_changes.push(DbChange::Flushed(db));

@@ -9,12 +9,16 @@
 //! the snapshot was installed, and the chunks together are one consistent cut: a write is
 //! in the snapshot exactly when it was made before the snapshot was installed.
 //!
-//! A writer never serializes more than the one shard it is about to modify; chunks made
-//! by writers wait in a queue the saver drains as it goes.
+//! A writer never serializes more than the shards it is about to modify; chunks made by
+//! writers wait in a queue the saver drains as it goes. A flush (FLUSHDB) does not
+//! serialize at all: it hands the removed tables of shards not taken yet to the snapshot,
+//! whose saver writes them out and frees them.
 
+use crate::entry::Entry;
 use crate::keyspace::Keyspace;
-use crate::rdb::file::write_shard;
+use crate::rdb::file::write_entry;
 use crate::shard::Shard;
+use hashbrown::HashTable;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,10 +39,15 @@ pub struct Snapshot {
     compress: bool,
     /// Chunks written out by writers, waiting for the saver.
     ready: Mutex<Vec<Chunk>>,
+    /// Whole shard contents a flush removed before the saver took them: the saver writes
+    /// them out (and frees them).
+    handed: Mutex<Vec<(usize, HashTable<Entry>)>>,
     /// Keys written out so far.
     keys_done: AtomicU64,
-    /// Shards written out by writers (copy-on-write) rather than by the saver.
+    /// Shards written out by writers (copy-on-write) rather than by the saver, and their
+    /// bytes.
     cow_shards: AtomicU64,
+    cow_bytes: AtomicU64,
 }
 
 impl Snapshot {
@@ -51,35 +60,61 @@ impl Snapshot {
             aborted: AtomicBool::new(false),
             compress,
             ready: Mutex::new(Vec::new()),
+            handed: Mutex::new(Vec::new()),
             keys_done: AtomicU64::new(0),
             cow_shards: AtomicU64::new(0),
+            cow_bytes: AtomicU64::new(0),
         }
     }
 
     /// Write out shard `(db, index)` unless already done (or the snapshot was abandoned).
     /// `shard` is its content, with its lock held by the caller.
     pub fn take(&self, db: usize, index: usize, shard: &Shard) -> Option<Chunk> {
+        if !self.claim(db, index) {
+            return None;
+        }
+        Some(self.chunk(db, shard.iter()))
+    }
+
+    /// Mark shard `(db, index)` taken; false if it was already (or the snapshot was
+    /// abandoned). The caller holds the shard's lock.
+    fn claim(&self, db: usize, index: usize) -> bool {
         let flag = &self.taken[db * self.per_db + index];
         // Set only under the shard's lock, which the caller holds.
         if flag.load(Ordering::Relaxed) || self.aborted.load(Ordering::Relaxed) {
-            return None;
+            return false;
         }
         flag.store(true, Ordering::Relaxed);
-        let mut records = Vec::new();
-        let keys = write_shard(&mut records, shard, self.compress);
-        self.keys_done.fetch_add(keys as u64, Ordering::Relaxed);
-        Some(Chunk { db, records, keys })
+        true
     }
 
-    /// The chunks writers have made since the last call.
+    fn chunk<'e>(&self, db: usize, entries: impl Iterator<Item = &'e Entry>) -> Chunk {
+        let mut records = Vec::new();
+        let mut keys = 0;
+        for e in entries {
+            write_entry(&mut records, e, self.compress);
+            keys += 1;
+        }
+        self.keys_done.fetch_add(keys as u64, Ordering::Relaxed);
+        Chunk { db, records, keys }
+    }
+
+    /// The chunks writers have made since the last call (shard contents a flush handed
+    /// over are written out here, on the saver's thread, and freed).
     pub fn drain(&self) -> Vec<Chunk> {
-        std::mem::take(&mut *self.ready.lock())
+        let mut out = std::mem::take(&mut *self.ready.lock());
+        let handed = std::mem::take(&mut *self.handed.lock());
+        for (db, table) in handed {
+            out.push(self.chunk(db, table.iter()));
+        }
+        out
     }
 
     /// Give the snapshot up: nothing more is written out (FLUSHALL, SHUTDOWN).
     pub fn abort(&self) {
         self.aborted.store(true, Ordering::Relaxed);
         self.ready.lock().clear();
+        self.handed.lock().clear();
     }
 
     pub fn is_aborted(&self) -> bool {
@@ -94,6 +129,11 @@ impl Snapshot {
     /// Shards written out by writers before their modification.
     pub fn cow_shards(&self) -> u64 {
         self.cow_shards.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the records of those shards.
+    pub fn cow_bytes(&self) -> u64 {
+        self.cow_bytes.load(Ordering::Relaxed)
     }
 }
 
@@ -146,6 +186,28 @@ impl Keyspace {
         self.copy_on_write_slow(db, index, shard);
     }
 
+    /// Shard `(db, index)`'s whole content, just removed from it with its lock held (a
+    /// flush): a snapshot that has not taken the shard keeps it to write out later;
+    /// otherwise it is handed back.
+    pub(crate) fn hand_to_snapshot(
+        &self,
+        db: usize,
+        index: usize,
+        table: HashTable<Entry>,
+    ) -> Option<HashTable<Entry>> {
+        if !self.snapshot.on.load(Ordering::Acquire) {
+            return Some(table);
+        }
+        let cur = self.snapshot.current.read();
+        match cur.as_ref() {
+            Some(snap) if snap.claim(db, index) => {
+                snap.handed.lock().push((db, table));
+                None
+            }
+            _ => Some(table),
+        }
+    }
+
     #[cold]
     fn copy_on_write_slow(&self, db: usize, index: usize, shard: &Shard) {
         let cur = self.snapshot.current.read();
@@ -154,7 +216,96 @@ impl Keyspace {
         };
         if let Some(chunk) = snap.take(db, index, shard) {
             snap.cow_shards.fetch_add(1, Ordering::Relaxed);
+            snap.cow_bytes
+                .fetch_add(chunk.records.len() as u64, Ordering::Relaxed);
             snap.ready.lock().push(chunk);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::event::{Changes, Event};
+    use crate::keyspace::Keyspace;
+    use crate::locked::Plan;
+    use crate::rdb::file::{load, LoadOptions};
+    use crate::rdb::file::{AuxValue, FileWriter};
+    use crate::value::{StrRef, Value};
+    use crate::NO_EXPIRE;
+
+    fn set(ks: &Keyspace, key: &str, v: &str) {
+        let mut changes = Changes::default();
+        let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
+        keys.insert(
+            key.as_bytes(),
+            StrRef::encode(v.as_bytes()),
+            NO_EXPIRE,
+            Event::generic("set"),
+        );
+    }
+
+    /// Everything a snapshot wrote out, as (key, value) pairs.
+    fn contents(chunks: Vec<super::Chunk>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut fw = FileWriter::new(Vec::new(), true, 2, &[("x", AuxValue::Int(1))]).unwrap();
+        for c in chunks {
+            fw.chunk(c.db, (0, 0), &c.records).unwrap();
+        }
+        let buf = fw.finish().unwrap();
+        let opts = LoadOptions {
+            databases: 2,
+            checksum: true,
+            now_ms: 0,
+            limits: Default::default(),
+        };
+        let mut out = Vec::new();
+        load(
+            &buf,
+            &opts,
+            |_| {},
+            |k| {
+                let Value::Str(s) = k.value else { panic!() };
+                out.push((k.key.to_vec(), s.view().to_bytes().to_vec()));
+                true
+            },
+        )
+        .map_err(|f| f.error)
+        .unwrap();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn writes_after_the_snapshot_are_not_in_it() {
+        let ks = Keyspace::new(2, 8);
+        for i in 0..100 {
+            set(&ks, &format!("k{i}"), "old");
+        }
+        let snap = ks.begin_snapshot(true).unwrap();
+        assert!(ks.begin_snapshot(true).is_none());
+        // Writers modify keys of shards not taken yet: each is written out first.
+        for i in 0..50 {
+            set(&ks, &format!("k{i}"), "new");
+        }
+        set(&ks, "added", "new");
+        // A flush hands its tables over instead of serializing them.
+        let mut changes = Changes::default();
+        let mut plan = Plan::new();
+        plan.whole_db(1);
+        drop(ks.lock(&mut plan, 1, &mut changes).flush_db(1));
+        let mut chunks = Vec::new();
+        for db in 0..2 {
+            for i in 0..ks.db(db).shard_count() {
+                chunks.extend(snap.drain());
+                let shard = ks.db(db).read_shard(i);
+                chunks.extend(snap.take(db, i, &shard));
+            }
+        }
+        chunks.extend(snap.drain());
+        ks.end_snapshot();
+        assert!(snap.cow_shards() > 0);
+        let got = contents(chunks);
+        assert_eq!(got.len(), 100);
+        assert!(got.iter().all(|(_, v)| v == b"old"));
+        assert!(ks.snapshot().is_none());
     }
 }

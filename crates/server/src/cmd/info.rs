@@ -376,6 +376,10 @@ fn persistence(srv: &Server, r: &mut Report) {
     r.field("aof_last_cow_size", 0);
     r.field("module_fork_in_progress", 0);
     r.field("module_fork_last_cow_size", 0);
+    // Skein's: shards (and their bytes) written out by writers before modifying them
+    // during the last BGSAVE (copy-on-write at shard granularity).
+    r.field("skein_rdb_last_cow_shards", p.last_cow_shards.load(Relaxed));
+    r.field("skein_rdb_last_cow_bytes", p.last_cow_bytes.load(Relaxed));
 }
 
 fn stats(srv: &Server, r: &mut Report) {

@@ -98,7 +98,19 @@ pub fn load_file(
             String::from_utf8_lossy(v)
         )),
     };
-    let sink = |k: LoadedKey<'_>| put(k.db, Entry::from_value(k.key, k.value, k.expire_at, lru));
+    // `key-load-delay` (microseconds per key, for tests): a slow load.
+    let delay = srv.config.get_i64("key-load-delay").max(0) as u64;
+    let mut delayed = 0u64;
+    let sink = |k: LoadedKey<'_>| {
+        if delay > 0 {
+            delayed += delay;
+            if delayed >= 1000 {
+                std::thread::sleep(std::time::Duration::from_micros(delayed));
+                delayed = 0;
+            }
+        }
+        put(k.db, Entry::from_value(k.key, k.value, k.expire_at, lru))
+    };
     let result = load(&buf, &opts, info, sink);
     let failure = match result {
         Ok(summary) => {

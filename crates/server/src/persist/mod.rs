@@ -53,6 +53,8 @@ pub struct Persistence {
     pub save_keys_total: AtomicU64,
     /// Shards written out by writers before their modification during the last BGSAVE.
     pub last_cow_shards: AtomicU64,
+    /// Bytes of those shards' records.
+    pub last_cow_bytes: AtomicU64,
 }
 
 impl Persistence {
@@ -73,6 +75,7 @@ impl Persistence {
             last_load_expired: AtomicU64::new(0),
             save_keys_total: AtomicU64::new(0),
             last_cow_shards: AtomicU64::new(0),
+            last_cow_bytes: AtomicU64::new(0),
         }
     }
 

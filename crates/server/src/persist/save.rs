@@ -200,6 +200,7 @@ fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], start
                 };
                 if let Some(c) = chunk {
                     fw.chunk(db, sizes[db], &c.records)?;
+                    key_save_delay(srv, c.keys);
                 }
             }
         }
@@ -215,6 +216,7 @@ fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], start
     let aborted = snap.is_aborted();
     let p = &srv.persist;
     p.last_cow_shards.store(snap.cow_shards(), Relaxed);
+    p.last_cow_bytes.store(snap.cow_bytes(), Relaxed);
     ks.end_snapshot();
     match result {
         _ if aborted => {
@@ -237,6 +239,15 @@ fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], start
     }
     p.last_bgsave_secs.store(unix_secs() - started, Relaxed);
     p.bgsave_started.store(-1, Relaxed);
+}
+
+/// `rdb-key-save-delay` (microseconds per key, for tests): slow the saver thread down,
+/// after each shard it wrote out.
+fn key_save_delay(srv: &Server, keys: usize) {
+    let delay = srv.config.get_i64("rdb-key-save-delay");
+    if delay > 0 && keys > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(delay as u64 * keys as u64));
+    }
 }
 
 /// Abandon a running BGSAVE (killRDBChild): nothing more is written out and its thread
