@@ -355,28 +355,26 @@ def test_bgsave_is_one_point_in_time(fresh_skein):
     stop = threading.Event()
     rounds = [0]
 
-    def sequential():
-        w = client(sk)
-        rnd = 0
-        while not stop.is_set():
-            rnd += 1
-            pipe = w.pipeline(transaction=False)
-            for i in range(nkeys):
-                pipe.set(f"seq:{i}", rnd)
-                if i % 200 == 199:
-                    pipe.execute()
-            rounds[0] = rnd
+    def sequential(w, rnd):
+        pipe = w.pipeline(transaction=False)
+        for i in range(nkeys):
+            pipe.set(f"seq:{i}", rnd)
+            if i % 200 == 199:
+                pipe.execute()
+        rounds[0] = rnd
 
-    def transactions():
-        w = client(sk)
-        n = 0
-        while not stop.is_set():
-            n += 1
-            pipe = w.pipeline(transaction=True)
-            pipe.set("pair:a", n).set("pair:b", n).set("pair:c", n)
-            pipe.execute()
+    def transaction(w, n):
+        w.pipeline(transaction=True).set("pair:a", n).set("pair:b", n).set("pair:c", n).execute()
 
-    threads = [threading.Thread(target=sequential), threading.Thread(target=transactions)]
+    def writer(step):
+        def run():
+            w, n = client(sk), 0
+            while not stop.is_set():
+                n += 1
+                step(w, n)
+        return threading.Thread(target=run)
+
+    threads = [writer(sequential), writer(transaction)]
     for t in threads:
         t.start()
     try:
