@@ -240,9 +240,8 @@ SCENARIOS = [fifo_order, pusher_sees_after_serving, blmove_chain, brpoplpush_wro
              pipeline_after_block, zset_waiters, swapdb_wakes_waiters, errors]
 
 
-@pytest.mark.parametrize("proto", [2, 3])
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])
-def test_same_as_redis(scenario, proto, redis_server, skein_server):
+def assert_same_as_redis(scenario, proto, redis_server, skein_server):
+    """Run `scenario` on both servers: every client gets the same replies in order."""
     logs = []
     for port in (redis_server.port, skein_server.port):
         s = Scenario(port, proto)
@@ -256,6 +255,12 @@ def test_same_as_redis(scenario, proto, redis_server, skein_server):
         # Client ids differ between the servers: compare who got which reply.
         assert (a[0], a[2]) == (b[0], b[2]), "redis %r\nskein %r" % (a, b)
     assert len(ref) == len(got)
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])
+def test_same_as_redis(scenario, proto, redis_server, skein_server):
+    assert_same_as_redis(scenario, proto, redis_server, skein_server)
 
 
 def test_disconnected_waiter_is_cleaned_up(skein_server):

@@ -24,6 +24,8 @@ pub enum Op {
     },
     /// BZPOPMIN/BZPOPMAX (`count` None) and BZMPOP (`count` Some).
     ZPop { max: bool, count: Option<usize> },
+    /// XREAD / XREADGROUP with BLOCK.
+    Stream(Box<crate::cmd::streams::Wait>),
 }
 
 /// The type of key a waiter waits for.
@@ -31,6 +33,7 @@ pub enum Op {
 pub enum Kind {
     List,
     ZSet,
+    Stream,
 }
 
 impl Op {
@@ -38,6 +41,7 @@ impl Op {
         match self {
             Op::ListPop { .. } | Op::ListMove { .. } => Kind::List,
             Op::ZPop { .. } => Kind::ZSet,
+            Op::Stream(_) => Kind::Stream,
         }
     }
 
@@ -137,6 +141,9 @@ pub struct Blocking {
     stripes: Box<[Mutex<ByKey>]>,
     by_client: Mutex<HashMap<u64, Arc<Waiter>>>,
     blocked: AtomicUsize,
+    /// How many of them wait on streams (their keys are served on any change, not only
+    /// on creation).
+    streams: AtomicUsize,
 }
 
 impl Default for Blocking {
@@ -145,6 +152,7 @@ impl Default for Blocking {
             stripes: (0..STRIPES).map(|_| Mutex::new(HashMap::new())).collect(),
             by_client: Mutex::new(HashMap::new()),
             blocked: AtomicUsize::new(0),
+            streams: AtomicUsize::new(0),
         }
     }
 }
@@ -164,9 +172,17 @@ impl Blocking {
         self.blocked.load(SeqCst)
     }
 
+    /// Does any client wait on a stream? (Read with the command's locks held.)
+    pub fn streams_active(&self) -> bool {
+        self.streams.load(SeqCst) > 0
+    }
+
     /// Register a waiter on each of its keys. The caller holds the shards of all of them.
     pub fn register(&self, w: &Arc<Waiter>) {
         self.blocked.fetch_add(1, SeqCst);
+        if w.op.kind() == Kind::Stream {
+            self.streams.fetch_add(1, SeqCst);
+        }
         self.by_client.lock().insert(w.client_id, w.clone());
         for key in &w.keys {
             let mut s = self.stripes[stripe_of(key)].lock();
@@ -212,6 +228,17 @@ impl Blocking {
         found
     }
 
+    /// Every waiter on `key` still waiting for a key of `kind`, first blocked first.
+    pub fn all_waiting(&self, db: usize, key: &[u8], kind: Kind) -> Vec<Arc<Waiter>> {
+        let s = self.stripes[stripe_of(key)].lock();
+        s.get(&(db, key.to_vec())).map_or(Vec::new(), |q| {
+            q.iter()
+                .filter(|w| w.op.kind() == kind && w.is_waiting())
+                .cloned()
+                .collect()
+        })
+    }
+
     /// Take a finished waiter out of the registry (once: later calls do nothing).
     pub fn forget(&self, w: &Arc<Waiter>) {
         let removed = {
@@ -225,6 +252,9 @@ impl Blocking {
             return;
         }
         self.blocked.fetch_sub(1, SeqCst);
+        if w.op.kind() == Kind::Stream {
+            self.streams.fetch_sub(1, SeqCst);
+        }
         for key in &w.keys {
             let mut s = self.stripes[stripe_of(key)].lock();
             let k = (w.db, key.clone());

@@ -2,7 +2,7 @@
 //! ready has finished.
 
 use super::registry::{Kind, Op, Waiter};
-use crate::cmd::{lists, zsets};
+use crate::cmd::{lists, streams, zsets};
 use crate::dispatch::effects;
 use crate::propagate::{encode, Op as PropOp};
 use crate::server::Server;
@@ -14,13 +14,16 @@ thread_local! {
     static READY: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Called with the changes' locks held: remember each created key that has waiters.
+/// Called with the changes' locks held: remember each created key that has waiters
+/// (while a client waits on a stream, each changed key that has waiters: new entries,
+/// a group destroyed, the stream deleted or overwritten all concern them).
 pub fn note_changes(srv: &Server, changes: &Changes) {
     if !srv.blocking.active() {
         return;
     }
+    let streams = srv.blocking.streams_active();
     for c in changes.items() {
-        if c.event != Event::NEW {
+        if c.event != Event::NEW && !(streams && c.event.modifies()) {
             continue;
         }
         let (db, key) = (c.db as usize, changes.key(c));
@@ -31,11 +34,15 @@ pub fn note_changes(srv: &Server, changes: &Changes) {
     // SWAPDB brings another database's keys under the waiters of both (Redis's
     // scanDatabaseForReadyKeys): every waited key of either is tried.
     for d in &changes.db_changes {
-        if let DbChange::Swapped(a, b) = *d {
-            for db in [a, b] {
-                for key in srv.blocking.keys_in_db(db) {
-                    note(db, &key);
-                }
+        let dbs = match *d {
+            DbChange::Swapped(a, b) => [Some(a), Some(b)],
+            // Stream waiters learn that their keys are gone.
+            DbChange::Flushed(db) if streams => [Some(db), None],
+            DbChange::Flushed(_) => [None, None],
+        };
+        for db in dbs.into_iter().flatten() {
+            for key in srv.blocking.keys_in_db(db) {
+                note(db, &key);
             }
         }
     }
@@ -90,6 +97,14 @@ fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
         Some("zset") => Some(Kind::ZSet),
         _ => None,
     };
+    if srv.blocking.streams_active() {
+        // Stream waiters read without consuming (each may be served), and learn of a
+        // deleted stream or group: all of them are tried, each under the key's lock.
+        finish_locked(srv, worker, keys, Vec::new());
+        serve_stream_waiters(srv, worker, db, key);
+        changes.clear();
+        keys = lock(srv, db, &[key], &mut changes);
+    }
     let Some(w) = kind.and_then(|kind| srv.blocking.first_waiting(db, key, kind)) else {
         finish_locked(srv, worker, keys, Vec::new());
         return false;
@@ -122,6 +137,26 @@ fn serve_one(srv: &Server, worker: usize, db: usize, key: &[u8]) -> bool {
     (served && key_left) || (!finished && !w.is_waiting())
 }
 
+/// Try every stream waiter of `key` in the order they blocked.
+fn serve_stream_waiters(srv: &Server, worker: usize, db: usize, key: &[u8]) {
+    for w in srv.blocking.all_waiting(db, key, Kind::Stream) {
+        let Op::Stream(wait) = &w.op else { continue };
+        let mut changes = Changes::default();
+        let mut keys = lock(srv, db, &[key], &mut changes);
+        let mut ops = Vec::new();
+        let finished = w.finish_with(|| {
+            let mut out = w.reply_buf();
+            streams::serve_waiter(&mut keys, &w.keys, wait, key, &mut out, &mut ops)
+                .then_some(out.out)
+        });
+        finish_locked(srv, worker, keys, ops);
+        if finished {
+            srv.blocking.forget(&w);
+            w.info.mailbox.notify(w.info.token);
+        }
+    }
+}
+
 /// Lock `keys` of `db` for serving (events kept as the consumers want them).
 fn lock<'s>(srv: &'s Server, db: usize, keys: &[&[u8]], changes: &'s mut Changes) -> Locked<'s> {
     let mut plan = Plan::new();
@@ -139,9 +174,9 @@ fn finish_locked(srv: &Server, worker: usize, keys: Locked<'_>, ops: Vec<PropOp>
     let mut all = Vec::new();
     if srv.propagation.active() {
         effects::expired_ops(srv, changes, &mut all);
-        if changes.dirty() > 0 {
-            all.extend(ops);
-        }
+        // (A pop's form comes with its change; a served XREADGROUP's XCLAIMs may come
+        // without one, as in Redis.)
+        all.extend(ops);
     }
     effects::consume(srv, worker, changes, all);
     keys.release();
@@ -216,6 +251,7 @@ fn serve_locked(
             }
             out.bulk(&elem);
         }
+        Op::Stream(_) => return None,
         Op::ZPop { max, count } => {
             let n = count.unwrap_or(1);
             let popped = zsets::pop_members(keys, key, *max, n).ok()??;

@@ -38,7 +38,7 @@ fn parse_timeout(arg: &[u8]) -> Result<i64, &'static str> {
 }
 
 /// No data: answer as a timeout inside MULTI/EXEC, otherwise block the client.
-fn block(ctx: &mut Ctx, keys: &[&[u8]], op: Op, deadline: i64) {
+pub fn block(ctx: &mut Ctx, keys: &[&[u8]], op: Op, deadline: i64) {
     if ctx.exec_ops.is_some() {
         // Not allowed to block: BLMOVE answers as LMOVE would, the pops as on a timeout.
         return match op {

@@ -13,6 +13,8 @@ mod pending;
 mod range;
 mod read;
 
+pub use read::{serve_waiter, Wait};
+
 use super::{coll, Handler};
 use engine::coll::listpack::Item;
 use engine::coll::stream::{EntryRef, StreamId};
@@ -67,17 +69,16 @@ pub fn read_for_update<'k>(
 
 /// streamPropagateXCLAIM: the idempotent XCLAIM that gives a replica the pending entry
 /// `id` as `nack` (consumer, delivery time, delivery count) and the group's `last_id`.
-pub fn propagate_claim(
-    p: &mut crate::propagate::PropagateAs,
+pub fn claim_command(
     key: &[u8],
     group: &[u8],
     id: &[u8],
     nack: (&[u8], i64, u64),
     last_id: StreamId,
-) {
+) -> Vec<Vec<u8>> {
     let (consumer, time, count) = nack;
     let (time, count, last) = (time.to_string(), count.to_string(), last_id.to_string());
-    p.also(&[
+    [
         b"XCLAIM",
         key,
         group,
@@ -92,7 +93,10 @@ pub fn propagate_claim(
         b"JUSTID",
         b"LASTID",
         last.as_bytes(),
-    ]);
+    ]
+    .iter()
+    .map(|a| a.to_vec())
+    .collect()
 }
 
 /// The error of a missing key or group (XREADGROUP adds where).

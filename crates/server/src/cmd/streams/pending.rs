@@ -4,7 +4,7 @@
 use super::super::args::{self, is, text, SYNTAX_ERR};
 use super::super::{coll, Ctx};
 use super::{
-    ev, interval_id, no_group, propagate_claim, read_for_update, reply_entry, reply_id, strict_id,
+    claim_command, ev, interval_id, no_group, read_for_update, reply_entry, reply_id, strict_id,
 };
 use engine::coll::stream::{Group, Nack, StreamId};
 use engine::coll::Stream;
@@ -335,14 +335,13 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     if let Some((last_id, _)) = group_state {
         for (arg, n) in &props {
-            propagate_claim(
-                &mut ctx.propagate,
+            ctx.propagate.rewrite.push(claim_command(
                 key,
                 group,
                 arg,
                 (&n.consumer, n.delivery_time, n.delivery_count),
                 last_id,
-            );
+            ));
         }
     }
     if propagate_last_id {
@@ -467,14 +466,13 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     for (id, n) in &props {
         let id = id.to_string();
-        propagate_claim(
-            &mut ctx.propagate,
+        ctx.propagate.rewrite.push(claim_command(
             key,
             group,
             id.as_bytes(),
             (&n.consumer, n.delivery_time, n.delivery_count),
             last_id,
-        );
+        ));
     }
     ctx.keys.add_dirty(props.len() as u64);
     ctx.propagate.only_rewrites();

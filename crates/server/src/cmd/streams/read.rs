@@ -1,12 +1,15 @@
-//! XREAD and XREADGROUP (xreadCommand), without BLOCK.
+//! XREAD and XREADGROUP (xreadCommand), and serving them when they blocked.
 
 use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
 use super::{
-    ev, no_group, propagate_claim, read_for_update, reply_entries, reply_entry, reply_id, strict_id,
+    claim_command, ev, no_group, read_for_update, reply_entries, reply_entry, reply_id, strict_id,
 };
+use crate::blocking::Op;
+use crate::propagate::{encode, Op as PropOp};
 use engine::coll::stream::StreamId;
 use engine::coll::Stream;
+use engine::{Event, Locked};
 use resp::ReplyBuf;
 
 /// What XREAD/XREADGROUP parsed before looking at the keys.
@@ -127,9 +130,20 @@ fn read(ctx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) {
             serve(ctx, &a.keys, &after, a.count)
         }
     };
-    if !served {
-        // Nothing to serve: Skein answers as on a timeout (BLOCK is not served yet).
-        ctx.out.null_array();
+    if served {
+        return;
+    }
+    match a.block {
+        Some(deadline) => {
+            let wait = Wait {
+                after,
+                // Redis's XREAD_BLOCKED_DEFAULT_COUNT when no COUNT was given.
+                count: if a.count == 0 { 1000 } else { a.count },
+                group: a.group.map(|(g, c)| (g.to_vec(), c.to_vec(), a.noack)),
+            };
+            super::super::blocking::block(ctx, &a.keys, Op::Stream(Box::new(wait)), deadline);
+        }
+        None => ctx.out.null_array(),
     }
 }
 
@@ -184,6 +198,7 @@ pub fn serve_group(
     let resp3 = ctx.out.resp3();
     let now = ctx.keys.now();
     let mut body = ReplyBuf::new(ctx.out.proto);
+    let mut props = Vec::new();
     let mut found = 0u64;
     for (key, gt) in keys.iter().zip(after) {
         let Ok(Some(mut e)) = read_for_update(&mut ctx.keys, key) else {
@@ -201,16 +216,15 @@ pub fn serve_group(
             body.array(2);
         }
         body.bulk(key);
-        let Some(g) = s.group_mut(r.group) else {
-            continue;
-        };
-        let (name, created) = g.lookup_or_create(r.consumer, now);
-        if created && r.noack {
-            ctx.propagate
-                .also(&[b"XGROUP", b"CREATECONSUMER", key, r.group, r.consumer]);
-        }
-        match gt {
+        let created = match gt {
             Some(gt) => {
+                let created = match s.group_mut(r.group) {
+                    Some(g) => g.lookup_or_create(r.consumer, now).1,
+                    None => false,
+                };
+                if created && r.noack {
+                    props.push(create_consumer_command(key, r));
+                }
                 let start = gt.incr().unwrap_or(StreamId::MIN);
                 let hist = s.read_history(r.group, r.consumer, start, r.count, now);
                 body.array(hist.len());
@@ -224,42 +238,10 @@ pub fn serve_group(
                         }
                     }
                 }
+                created
             }
-            None => {
-                let Some(read) = s.read_group(r.group, &name, r.count, r.noack, now) else {
-                    continue;
-                };
-                reply_entries(&mut body, &read.entries);
-                if r.noack {
-                    if !read.entries.is_empty() {
-                        let last = read.last_id.to_string();
-                        let n = read.entries_read.to_string();
-                        ctx.propagate.also(&[
-                            b"XGROUP",
-                            b"SETID",
-                            key,
-                            r.group,
-                            last.as_bytes(),
-                            b"ENTRIESREAD",
-                            n.as_bytes(),
-                        ]);
-                    }
-                } else {
-                    for entry in &read.entries {
-                        let id = entry.id.to_string();
-                        let nack = (r.consumer, now, 1);
-                        propagate_claim(
-                            &mut ctx.propagate,
-                            key,
-                            r.group,
-                            id.as_bytes(),
-                            nack,
-                            entry.id,
-                        );
-                    }
-                }
-            }
-        }
+            None => read_new(s, key, r, now, &mut body, &mut props),
+        };
         drop(e);
         if created {
             ctx.keys.notify(key, ev("xgroup-createconsumer"));
@@ -269,6 +251,7 @@ pub fn serve_group(
         return false;
     }
     ctx.keys.add_dirty(found);
+    ctx.propagate.rewrite.extend(props);
     ctx.propagate.only_rewrites();
     if resp3 {
         ctx.out.map(found as usize);
@@ -276,6 +259,140 @@ pub fn serve_group(
         ctx.out.array(found as usize);
     }
     ctx.out.raw(&body.out);
+    true
+}
+
+fn create_consumer_command(key: &[u8], r: &GroupRead) -> Vec<Vec<u8>> {
+    [b"XGROUP", &b"CREATECONSUMER"[..], key, r.group, r.consumer]
+        .iter()
+        .map(|a| a.to_vec())
+        .collect()
+}
+
+/// XREADGROUP `>` on one stream: the consumer looked up (or created), the entries after
+/// the group's last ID delivered to it and replied into `out`, and what Redis propagates
+/// for that pushed to `props` (XGROUP CREATECONSUMER with NOACK, an XCLAIM per pending
+/// entry, or XGROUP SETID with NOACK). Returns whether the consumer was created.
+fn read_new(
+    s: &mut Stream,
+    key: &[u8],
+    r: &GroupRead,
+    now: i64,
+    out: &mut ReplyBuf,
+    props: &mut Vec<Vec<Vec<u8>>>,
+) -> bool {
+    let Some(g) = s.group_mut(r.group) else {
+        return false;
+    };
+    let (name, created) = g.lookup_or_create(r.consumer, now);
+    if created && r.noack {
+        props.push(create_consumer_command(key, r));
+    }
+    let Some(read) = s.read_group(r.group, &name, r.count, r.noack, now) else {
+        return created;
+    };
+    reply_entries(out, &read.entries);
+    if r.noack {
+        if !read.entries.is_empty() {
+            let (last, n) = (read.last_id.to_string(), read.entries_read.to_string());
+            let args: [&[u8]; 7] = [
+                b"XGROUP",
+                b"SETID",
+                key,
+                r.group,
+                last.as_bytes(),
+                b"ENTRIESREAD",
+                n.as_bytes(),
+            ];
+            props.push(args.iter().map(|a| a.to_vec()).collect());
+        }
+    } else {
+        for entry in &read.entries {
+            let id = entry.id.to_string();
+            let nack = (r.consumer, now, 1);
+            props.push(claim_command(key, r.group, id.as_bytes(), nack, entry.id));
+        }
+    }
+    created
+}
+
+/// What a blocked XREAD / XREADGROUP waits for.
+#[derive(Clone, Debug)]
+pub struct Wait {
+    /// Per key of the waiter (in its order): the ID to read after (None: the group's).
+    pub after: Vec<Option<StreamId>>,
+    pub count: usize,
+    /// XREADGROUP's group, consumer and NOACK.
+    pub group: Option<(Vec<u8>, Vec<u8>, bool)>,
+}
+
+/// Serve a blocked XREAD / XREADGROUP from `key` (its lock held), as Redis's
+/// serveClientsBlockedOnStreamKey: its reply into `out` and its propagated commands into
+/// `ops`, or false to leave it waiting. An XREADGROUP whose group or stream is gone
+/// gets Redis's error.
+pub fn serve_waiter(
+    keys: &mut Locked,
+    wkeys: &[Vec<u8>],
+    wait: &Wait,
+    key: &[u8],
+    out: &mut ReplyBuf,
+    ops: &mut Vec<PropOp>,
+) -> bool {
+    let Some(i) = wkeys.iter().position(|k| k == key) else {
+        return false;
+    };
+    let (db, now) = (keys.db(), keys.now());
+    let header = |out: &mut ReplyBuf| {
+        if out.resp3() {
+            out.map(1);
+        } else {
+            out.array(1);
+            out.array(2);
+        }
+        out.bulk(key);
+    };
+    let Some((group, consumer, noack)) = &wait.group else {
+        let Ok(Some(s)) = coll::peek::<Stream>(keys, key) else {
+            return false;
+        };
+        let gt = wait.after[i].unwrap_or(StreamId::MIN);
+        if s.last_id() <= gt {
+            return false;
+        }
+        header(out);
+        let start = gt.incr().unwrap_or(StreamId::MIN);
+        reply_entries(out, &s.range(start, StreamId::MAX, false, wait.count));
+        return true;
+    };
+    let Ok(Some(mut e)) = coll::modify::<Stream>(keys, key, Event::NONE) else {
+        out.error("UNBLOCKED the stream key no longer exists");
+        return true;
+    };
+    let s = coll::get_mut::<Stream>(&mut e);
+    let Some(g) = s.group(group) else {
+        out.error("NOGROUP the consumer group this client was blocked on no longer exists");
+        return true;
+    };
+    if s.last_id() <= g.last_id {
+        return false;
+    }
+    header(out);
+    let r = GroupRead {
+        group,
+        consumer,
+        count: wait.count,
+        noack: *noack,
+    };
+    let mut props = Vec::new();
+    let created = read_new(s, key, &r, now, out, &mut props);
+    drop(e);
+    if created {
+        keys.notify(key, ev("xgroup-createconsumer"));
+    }
+    for p in props {
+        let args: Vec<&[u8]> = p.iter().map(|a| a.as_slice()).collect();
+        ops.push((db, encode(&args)));
+    }
     true
 }
 
