@@ -8,14 +8,7 @@ SKEIN=${2:-target/release/skein-server}
 WORKERS=${WORKERS:-1}
 tmp=$(mktemp -d)
 trap 'kill $(cat $tmp/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf $tmp' EXIT
-python3 - "$N" > "$tmp/load.resp" <<'PY'
-import sys
-n = int(sys.argv[1])
-v = "x" * 64
-w = sys.stdout.write
-for i in range(n):
-    w("*3\r\n$3\r\nSET\r\n$15\r\nkey:%011d\r\n$64\r\n%s\r\n" % (i, v))
-PY
+python3 "$(dirname "$0")/set_keys.py" "$N" > "$tmp/load.resp"
 rss_kb() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
 measure() { # name port cmd...
   local name=$1 port=$2; shift 2

@@ -483,3 +483,45 @@ def test_bgsave_survives_flushdb_swapdb_and_expiry(fresh_skein):
         assert got == want
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lfu", "allkeys-lru"])
+def test_access_fields_travel_with_the_file(fresh_redis, fresh_skein, policy):
+    """Under an LFU policy files carry each key's counter (FREQ), under an LRU one its idle
+    time (IDLE), both ways between Redis and Skein."""
+    extra = ["--maxmemory-policy", policy, "--lfu-log-factor", "0"]
+    red = fresh_redis(extra=extra)
+    rr = client(red)
+    for i in range(20):
+        rr.set(f"k{i}", i)
+        if policy.endswith("lfu"):
+            for _ in range(i):
+                rr.get(f"k{i}")
+        else:
+            payload = rr.dump(f"k{i}")
+            rr.restore(f"k{i}", 0, payload, replace=True, idletime=1000 * i)
+
+    def fields(r):
+        what = "freq" if policy.endswith("lfu") else "idletime"
+        return [r.object(what, f"k{i}") for i in range(20)]
+
+    want = fields(rr)
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    d2 = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        save_and_copy(red, d)
+        sk = fresh_skein(extra=extra + ["--dir", d])
+        wait_loaded(sk.port)
+        got = fields(client(sk))
+        back = fields(client(fresh_redis(extra=extra + ["--dir", d])))
+        save_and_copy(sk, d2)
+        red2 = fresh_redis(extra=extra + ["--dir", d2])
+        again = fields(client(red2))
+        if policy.endswith("lfu"):
+            assert got == back == again
+        else:
+            for a, b, c in zip(back, got, again):
+                assert abs(a - b) <= 2 and abs(a - c) <= 2, (back, got, again)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d2, ignore_errors=True)

@@ -16,7 +16,7 @@
 
 use crate::entry::Entry;
 use crate::keyspace::Keyspace;
-use crate::rdb::file::write_entry;
+use crate::rdb::file::{write_entry, SaveOptions};
 use crate::shard::Shard;
 use hashbrown::HashTable;
 use parking_lot::Mutex;
@@ -36,7 +36,7 @@ pub struct Snapshot {
     /// Whether shard `db * per_db + index` has been written out.
     taken: Box<[AtomicBool]>,
     aborted: AtomicBool,
-    compress: bool,
+    opts: SaveOptions,
     /// Chunks written out by writers, waiting for the saver.
     ready: Mutex<Vec<Chunk>>,
     /// Whole shard contents a flush removed before the saver took them: the saver writes
@@ -51,14 +51,14 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    fn new(databases: usize, per_db: usize, compress: bool) -> Snapshot {
+    fn new(databases: usize, per_db: usize, opts: SaveOptions) -> Snapshot {
         Snapshot {
             per_db,
             taken: (0..databases * per_db)
                 .map(|_| AtomicBool::new(false))
                 .collect(),
             aborted: AtomicBool::new(false),
-            compress,
+            opts,
             ready: Mutex::new(Vec::new()),
             handed: Mutex::new(Vec::new()),
             keys_done: AtomicU64::new(0),
@@ -92,7 +92,7 @@ impl Snapshot {
         let mut records = Vec::new();
         let mut keys = 0;
         for e in entries {
-            write_entry(&mut records, e, self.compress);
+            write_entry(&mut records, e, self.opts);
             keys += 1;
         }
         self.keys_done.fetch_add(keys as u64, Ordering::Relaxed);
@@ -148,13 +148,13 @@ pub(crate) struct Slot {
 impl Keyspace {
     /// Install a snapshot of every database (none if one is in progress). From now on each
     /// shard is written out before its first modification.
-    pub fn begin_snapshot(&self, compress: bool) -> Option<Arc<Snapshot>> {
+    pub fn begin_snapshot(&self, opts: SaveOptions) -> Option<Arc<Snapshot>> {
         let mut cur = self.snapshot.current.write();
         if cur.is_some() {
             return None;
         }
         let per_db = self.db(0).shard_count();
-        let snap = Arc::new(Snapshot::new(self.len(), per_db, compress));
+        let snap = Arc::new(Snapshot::new(self.len(), per_db, opts));
         *cur = Some(snap.clone());
         // Writers check this after taking a shard's lock; the saver takes a shard's lock
         // only after this store, so a write it does not see was made before it began.
@@ -280,8 +280,12 @@ mod tests {
         for i in 0..100 {
             set(&ks, &format!("k{i}"), "old");
         }
-        let snap = ks.begin_snapshot(true).unwrap();
-        assert!(ks.begin_snapshot(true).is_none());
+        let opts = crate::rdb::file::SaveOptions {
+            compress: true,
+            access: crate::rdb::file::Access::None,
+        };
+        let snap = ks.begin_snapshot(opts).unwrap();
+        assert!(ks.begin_snapshot(opts).is_none());
         // Writers modify keys of shards not taken yet: each is written out first.
         for i in 0..50 {
             set(&ks, &format!("k{i}"), "new");

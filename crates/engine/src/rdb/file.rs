@@ -13,6 +13,7 @@
 
 use super::{crc64, write_len, write_object, write_string, RdbError, Reader};
 use crate::entry::{Entry, NO_EXPIRE};
+use crate::evict::access;
 use crate::shard::Shard;
 use crate::value::Value;
 use std::io::{self, Write};
@@ -36,25 +37,65 @@ pub enum AuxValue<'a> {
     Int(i64),
 }
 
+/// What a key's access field is saved as: Redis writes IDLE under an LRU
+/// `maxmemory-policy`, FREQ under an LFU one, nothing otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    None,
+    Idle,
+    Freq,
+}
+
+/// How records are written.
+#[derive(Clone, Copy, Debug)]
+pub struct SaveOptions {
+    /// LZF for strings (`rdbcompression`).
+    pub compress: bool,
+    pub access: Access,
+}
+
 /// The records of every key of `shard` (rdbSaveKeyValuePair), appended to `out`. Returns
 /// the number of keys written. Keys past their TTL but not yet collected are written, as
 /// Redis writes them (the loader drops them).
-pub fn write_shard(out: &mut Vec<u8>, shard: &Shard, compress: bool) -> usize {
+pub fn write_shard(out: &mut Vec<u8>, shard: &Shard, opts: SaveOptions) -> usize {
     for e in shard.iter() {
-        write_entry(out, e, compress);
+        write_entry(out, e, opts);
     }
     shard.len()
 }
 
 /// One key's record.
-pub fn write_entry(out: &mut Vec<u8>, e: &Entry, compress: bool) {
+pub fn write_entry(out: &mut Vec<u8>, e: &Entry, opts: SaveOptions) {
     if e.expire_at() != NO_EXPIRE {
         out.push(OPCODE_EXPIRETIME_MS);
         out.extend_from_slice(&e.expire_at().to_le_bytes());
     }
+    match opts.access {
+        Access::None => {}
+        Access::Idle => {
+            out.push(OPCODE_IDLE);
+            write_len(out, u64::from(access::idle_seconds(e.lru())));
+        }
+        Access::Freq => {
+            out.push(OPCODE_FREQ);
+            out.push(access::lfu_counter(e.lru()) as u8);
+        }
+    }
     out.push(super::object_type(e.value()));
-    write_string(out, e.key(), compress);
-    write_object(out, e.value(), compress);
+    write_string(out, e.key(), opts.compress);
+    write_object(out, e.value(), opts.compress);
+}
+
+/// objectSetLRUOrLFU: the access field of a loaded key from its IDLE or FREQ (whichever
+/// the current policy uses), or a new key's.
+pub fn loaded_access(idle: Option<u64>, freq: Option<u8>) -> u32 {
+    if access::lfu() {
+        freq.map_or_else(access::fresh, access::lfu_with)
+    } else {
+        idle.map_or_else(access::fresh, |i| {
+            access::lru_aged(i64::try_from(i).unwrap_or(i64::MAX))
+        })
+    }
 }
 
 /// Writes an RDB file: header, chunks of key records under their database, footer.
@@ -436,7 +477,11 @@ mod tests {
         )
         .unwrap();
         let mut chunk = Vec::new();
-        write_shard(&mut chunk, &shard, true);
+        let opts = SaveOptions {
+            compress: true,
+            access: Access::None,
+        };
+        write_shard(&mut chunk, &shard, opts);
         fw.chunk(3, (shard.len() as u64, shard.expires_len() as u64), &chunk)
             .unwrap();
         fw.finish().unwrap()

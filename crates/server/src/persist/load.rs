@@ -6,7 +6,9 @@ use super::unix_secs;
 use crate::config::value::strerror;
 use crate::log;
 use crate::server::Server;
-use engine::rdb::file::{load, AuxInfo, LoadError, LoadOptions, LoadSummary, LoadedKey};
+use engine::rdb::file::{
+    load, loaded_access, AuxInfo, LoadError, LoadOptions, LoadSummary, LoadedKey,
+};
 use engine::{Changes, Entry, Event, Locked};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
@@ -79,7 +81,6 @@ pub fn load_file(
         now_ms: engine::wall_ms(),
         limits: srv.config.hot.coll_limits(),
     };
-    let lru = engine::evict::access::fresh();
     let info = |a: AuxInfo<'_>| match a {
         AuxInfo::Version(v) => log::notice(&format!(
             "Loading RDB produced by version {}",
@@ -109,6 +110,7 @@ pub fn load_file(
                 delayed = 0;
             }
         }
+        let lru = loaded_access(k.idle, k.freq);
         put(k.db, Entry::from_value(k.key, k.value, k.expire_at, lru))
     };
     let result = load(&buf, &opts, info, sink);

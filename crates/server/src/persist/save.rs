@@ -6,7 +6,7 @@ use super::{dirty_total, unix_secs};
 use crate::config::value::strerror;
 use crate::log;
 use crate::server::Server;
-use engine::rdb::file::{write_shard, AuxValue, FileWriter};
+use engine::rdb::file::{write_shard, Access, AuxValue, FileWriter, SaveOptions};
 use engine::snapshot::Snapshot;
 use engine::Locked;
 use std::fs::File;
@@ -96,15 +96,26 @@ fn write_file(
     Ok(())
 }
 
-fn compression(srv: &Server) -> bool {
-    srv.config.get_bool("rdbcompression")
+/// `rdbcompression`, and the access field Redis saves under the `maxmemory-policy`.
+fn save_options(srv: &Server) -> SaveOptions {
+    let policy = srv.config.get("maxmemory-policy");
+    SaveOptions {
+        compress: srv.config.get_bool("rdbcompression"),
+        access: if policy.ends_with("-lru") {
+            Access::Idle
+        } else if policy.ends_with("-lfu") {
+            Access::Freq
+        } else {
+            Access::None
+        },
+    }
 }
 
 /// Save with every shard held by `keys` (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD): the
 /// dataset cannot change while it is written. `pending` is the dirty count the running
 /// command has recorded but not yet added. On success the dirty counter restarts.
 pub fn save_held(srv: &Server, keys: &mut Locked<'_>, pending: u64) -> Result<(), SaveFailed> {
-    let compress = compression(srv);
+    let opts = save_options(srv);
     let tmp = format!("temp-{}.rdb", std::process::id());
     write_file(srv, &tmp, |fw| {
         let mut buf = Vec::new();
@@ -113,7 +124,7 @@ pub fn save_held(srv: &Server, keys: &mut Locked<'_>, pending: u64) -> Result<()
             let mut result = Ok(());
             keys.walk_in(db, |shard| {
                 buf.clear();
-                write_shard(&mut buf, shard, compress);
+                write_shard(&mut buf, shard, opts);
                 result = fw.chunk(db, sizes, &buf);
                 result.is_ok()
             });
@@ -142,7 +153,7 @@ pub fn start_bgsave(srv: &Server) -> Result<(), SaveFailed> {
     let now = unix_secs();
     p.lastbgsave_try.store(now, Relaxed);
     let before = dirty_total(srv);
-    let Some(snap) = srv.keyspace.begin_snapshot(compression(srv)) else {
+    let Some(snap) = srv.keyspace.begin_snapshot(save_options(srv)) else {
         return Err(SaveFailed);
     };
     p.dirty_before_bgsave.store(before, Relaxed);
