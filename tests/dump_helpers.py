@@ -1,6 +1,7 @@
 """What the per-type DUMP/RESTORE tests share: a connection to each server, the same
 damaged payloads given to both, and RDB pieces built by hand (lengths, strings and the
 ziplist of older Redis versions)."""
+import contextlib
 import struct
 
 from resp_client import RawConn
@@ -9,6 +10,18 @@ from test_dump_restore import corruptions, with_valid_crc
 
 def both(redis_server, skein_server):
     return RawConn(redis_server.port), RawConn(skein_server.port)
+
+
+@contextlib.contextmanager
+def both_then_clean(redis_server, skein_server, *keys):
+    """`both`, deleting `keys` on each server and closing the connections afterwards."""
+    conns = both(redis_server, skein_server)
+    try:
+        yield conns
+    finally:
+        for c in conns:
+            c.call("DEL", *keys)
+            c.close()
 
 
 def assert_same_restore_verdicts(ref, sk, payload, rnd):
@@ -92,3 +105,28 @@ def ziplist(values, count=None, tail=None, tail_fix=0):
     n = min(len(values), 65535) if count is None else count
     t = (last if tail is None else tail) + tail_fix
     return struct.pack("<IIH", total, t, n) + body + b"\xff"
+
+
+def read_len(b, i):
+    """An RDB length at b[i]: (value, next position, is a special encoding)."""
+    kind = b[i] >> 6
+    if kind == 0:
+        return b[i] & 63, i + 1, False
+    if kind == 1:
+        return ((b[i] & 63) << 8) | b[i + 1], i + 2, False
+    if kind == 3:
+        return b[i] & 63, i + 1, True
+    width = 4 if b[i] == 0x80 else 8
+    return int.from_bytes(b[i + 1:i + 1 + width], "big"), i + 1 + width, False
+
+
+def skip_string(b, i):
+    """The position after the RDB string at b[i] (plain, integer or LZF encoded)."""
+    n, i, special = read_len(b, i)
+    if not special:
+        return i + n
+    if n == 3:  # LZF: compressed length, original length, the bytes
+        clen, i, _ = read_len(b, i)
+        _, i, _ = read_len(b, i)
+        return i + clen
+    return i + {0: 1, 1: 2, 2: 4}[n]

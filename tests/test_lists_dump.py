@@ -8,7 +8,7 @@ import random
 
 from resp_client import parse
 from dump_helpers import (assert_bad_format, assert_same_restore_verdicts, both, rdb_len,
-                          rdb_str, ziplist)
+                          rdb_str, ziplist, read_len)
 from test_dump_restore import bulk, with_valid_crc
 
 
@@ -242,19 +242,6 @@ def test_corrupted_list_payloads_are_refused(redis_server, skein_server):
         for c in (ref, sk):
             c.call("DEL", "src", "dst")
             c.close()
-
-
-def read_len(b, i):
-    """An RDB length at b[i]: (value, next position, is a special encoding)."""
-    kind = b[i] >> 6
-    if kind == 0:
-        return b[i] & 63, i + 1, False
-    if kind == 1:
-        return ((b[i] & 63) << 8) | b[i + 1], i + 2, False
-    if kind == 3:
-        return b[i] & 63, i + 1, True
-    width = 4 if b[i] == 0x80 else 8
-    return int.from_bytes(b[i + 1:i + 1 + width], "big"), i + 1 + width, False
 
 
 def containers(payload):

@@ -408,6 +408,7 @@ impl<'a> Reader<'a> {
             }
             TYPE_SET | TYPE_SET_INTSET => set::read(self, t),
             TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => zset::read(self, t),
+            TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => stream::read(self, t),
             other => Err(RdbError::UnsupportedType(other)),
         }
     }

@@ -146,6 +146,43 @@ impl Stream {
         Stream::default()
     }
 
+    /// A stream from nodes and counters read from RDB (each node already validated).
+    /// None when they disagree (the live entries of the nodes are not `length`): Skein
+    /// refuses such a payload where Redis would keep a stream whose length lies.
+    pub fn from_parts(
+        nodes: BTreeMap<StreamId, Listpack>,
+        length: u64,
+        last_id: StreamId,
+        counters: Option<(StreamId, StreamId, u64)>,
+    ) -> Option<Stream> {
+        let live: u64 = nodes
+            .values()
+            .map(|lp| node::master(lp).count.max(0) as u64)
+            .sum();
+        if live != length {
+            return None;
+        }
+        let mut s = Stream {
+            nodes,
+            length,
+            last_id,
+            ..Stream::default()
+        };
+        match counters {
+            Some((first, max_deleted, added)) => {
+                s.first_id = first;
+                s.max_deleted = max_deleted;
+                s.entries_added = added;
+            }
+            None => {
+                // RDB_TYPE_STREAM_LISTPACKS (before 7.0): as Redis's loader fills them.
+                s.entries_added = length;
+                s.first_id = s.edge_id(true).unwrap_or(StreamId::MAX);
+            }
+        }
+        Some(s)
+    }
+
     /// Live entries (XLEN).
     pub fn len(&self) -> u64 {
         self.length

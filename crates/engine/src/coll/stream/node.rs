@@ -322,11 +322,16 @@ pub fn validate(lp: &Listpack) -> bool {
     let Some(mut entries) = count.checked_add(deleted).filter(|&n| n >= 0) else {
         return false;
     };
+    // (Skein also wants the flags to agree with the counts, which Redis does not check.)
+    let mut flagged = 0i64;
     while entries > 0 {
         entries -= 1;
         let Some(flags) = int(&mut i) else {
             return false;
         };
+        if flags & FLAG_DELETED != 0 {
+            flagged += 1;
+        }
         if int(&mut i).is_none() || int(&mut i).is_none() {
             return false;
         }
@@ -352,5 +357,5 @@ pub fn validate(lp: &Listpack) -> bool {
             return false;
         }
     }
-    i == items.len()
+    i == items.len() && flagged == deleted
 }
