@@ -60,6 +60,14 @@ def populate(r0):
     p.zadd("zset_small", {"a": 1, "b": 2.5, "c": -3})
     p.zadd("zset_big", {f"m{i}": i / 7 for i in range(300)})
     p.zadd("zset_inf", {"x": float("inf"), "y": float("-inf")})
+    for i in range(300):
+        p.xadd("stream", {"f": i, "g": "v" * (i % 50)}, id="%d-1" % (i + 1))
+    p.xdel("stream", "5-1", "77-1")
+    p.xgroup_create("stream", "grp", id="0")
+    p.xreadgroup("grp", "alice", {"stream": ">"}, count=30)
+    p.xreadgroup("grp", "bob", {"stream": ">"}, count=5)
+    p.xack("stream", "grp", "3-1")
+    p.xgroup_create("stream_empty", "g", id="$", mkstream=True)
     p.expire("list_big", 50_000)
     p.execute()
     r3 = redis.Redis(port=r0.connection_pool.connection_kwargs["port"], db=3)
@@ -85,6 +93,9 @@ def snapshot(s):
                 v = sorted(r.smembers(k))
             elif t == "zset":
                 v = r.zrange(k, 0, -1, withscores=True)
+            elif t == "stream":
+                v = (r.xrange(k), r.xinfo_groups(k), r.xpending(k, "grp") if k == b"stream"
+                     else None, r.execute_command("XINFO", "STREAM", k))
             else:
                 v = None
             out[(db, k)] = (t, r.object("encoding", k), r.pexpiretime(k), v)
