@@ -536,3 +536,29 @@ def test_access_fields_travel_with_the_file(fresh_redis, fresh_skein, policy):
     finally:
         shutil.rmtree(d, ignore_errors=True)
         shutil.rmtree(d2, ignore_errors=True)
+
+
+def test_shutdown_during_bgsave_saves_and_cleans_up():
+    d = tempfile.mkdtemp(prefix="skein-rdb-")
+    try:
+        proc, port = start_on("skein", d, ["--rdb-key-save-delay", "1000"])
+        wait_port(port, proc)
+        wait_loaded(port)
+        r = redis.Redis(port=port)
+        r.mset({f"k{i}": i for i in range(5000)})
+        assert r.bgsave()
+        r.set("last", "write")
+        r.shutdown(save=True)
+        assert proc.wait(timeout=30) == 0
+        assert sorted(os.listdir(d)) == ["dump.rdb", "skein.log"]
+        log = open(os.path.join(d, "skein.log")).read()
+        assert "There is a child saving an .rdb. Killing it!" in log
+        proc, port = start_on("skein", d)
+        wait_port(port, proc)
+        wait_loaded(port)
+        r = redis.Redis(port=port)
+        assert r.dbsize() == 5001 and r.get("last") == b"write"
+        proc.terminate()
+        proc.wait(timeout=10)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -98,6 +98,14 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
     for t in threads {
         let _ = t.join();
     }
+    // A BGSAVE abandoned by the shutdown removes its temporary file once the shard it
+    // waited for is free: give it a moment.
+    for _ in 0..200 {
+        if !srv.persist.bgsave_in_progress() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     if !unix_path.is_empty() {
         let _ = std::fs::remove_file(&unix_path);
     }
