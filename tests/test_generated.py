@@ -266,15 +266,17 @@ def group_attached(ops):
     return groups
 
 
-def shrink(ops, ref_port, sk_port, proto):
-    """Greedy delta debugging over command groups: drop chunks while some mismatch remains."""
+def shrink(ops, ref_port, sk_port, proto, run=None):
+    """Greedy delta debugging over command groups: drop chunks while some mismatch remains.
+    `run` replays a sequence (default: run_ops)."""
+    run = run or run_ops
     groups = group_attached(ops)
     replays = 0
 
     def fails(gs):
         nonlocal replays
         replays += 1
-        return run_ops([op for g in gs for op in g], ref_port, sk_port, proto) is not None
+        return run([op for g in gs for op in g], ref_port, sk_port, proto) is not None
 
     chunk = max(1, len(groups) // 2)
     while chunk >= 1 and replays < MAX_SHRINK_REPLAYS:
@@ -293,13 +295,19 @@ def shrink(ops, ref_port, sk_port, proto):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_generated_sequence(seed, redis_server, skein_server):
     proto = 3 if seed % 3 == 2 else 2
-    ops = Gen(seed).sequence(COMMANDS_PER_SEED)
-    found = run_ops(ops, redis_server.port, skein_server.port, proto)
+    check(Gen(seed).sequence(COMMANDS_PER_SEED), seed, proto, redis_server, skein_server)
+
+
+def check(ops, seed, proto, redis_server, skein_server, run=None):
+    """Run `ops` on both servers (with `run`, default run_ops); on a mismatch, shrink the
+    sequence and fail with it in tests/scripts syntax."""
+    run = run or run_ops
+    found = run(ops, redis_server.port, skein_server.port, proto)
     if found is None:
         return
     index, first = found
-    minimal = shrink(ops[:index + 1], redis_server.port, skein_server.port, proto)
-    last = run_ops(minimal, redis_server.port, skein_server.port, proto)
+    minimal = shrink(ops[:index + 1], redis_server.port, skein_server.port, proto, run)
+    last = run(minimal, redis_server.port, skein_server.port, proto)
     detail = last[1] if last else first
     script = "\n".join(repr(op) for op in minimal)
     pytest.fail("seed %d (RESP%d): mismatch at command %d:\n%s\n\nminimal failing sequence "
