@@ -8,8 +8,11 @@
 # that thread executes idle over the same wall time (measured in an idle window of IDLE_S
 # seconds first; under valgrind a second of idle work weighs ~50x what it does natively).
 # Usage: bench/instructions.sh BIN [BIN ...]  (a path ending in redis-server is run as
-#        Redis) ; env: TESTS ("set get"), N (20000), P (16), IDLE_S (5)
+#        Redis) ; env: TESTS ("set get"), N (20000), P (16), IDLE_S (5), CUSTOM (tests
+#        of one's own that TESTS may name: see bench/custom.sh)
 set -euo pipefail
+# shellcheck source=bench/custom.sh
+. "$(dirname "$0")/custom.sh"
 TESTS=${TESTS:-"set get"}
 N=${N:-20000}
 P=${P:-16}
@@ -39,7 +42,7 @@ for bin in "$@"; do
   (cd "$tmp" && exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/callgrind.out.%p" \
       "$bin" "${args[@]}" > "$tmp/server.log" 2>&1) &
   pid=$!
-  for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  for _ in $(seq 1500); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
   callgrind_control -z "$pid" >/dev/null 2>&1
   rm -f "$tmp"/callgrind.out.*
   sleep "$IDLE_S"
@@ -50,12 +53,13 @@ for bin in "$@"; do
     callgrind_control -z "$pid" >/dev/null 2>&1
     rm -f "$tmp"/callgrind.out.*
     t0=$(date +%s.%N)
-    redis-benchmark -p "$port" -t "$t" -n "$N" -r 1000000 -c 50 -d 64 -P "$P" -q > /dev/null
+    custom_test "$t" "$N"
+    redis-benchmark -p "$port" -n "$n" -r 1000000 -c 50 -d 64 -P "$P" -q "${what[@]}" > /dev/null
     t1=$(date +%s.%N)
     callgrind_control -d "$pid" >/dev/null 2>&1
     read -r th ir < <(per_thread | sort -k2,2n | tail -1)
     idle_per_s=$(( ${idle[$th]:-0} / IDLE_S ))
-    awk -v b="$bin" -v t="$t" -v ir="$ir" -v idle="$idle_per_s" -v t0="$t0" -v t1="$t1" -v n="$N" -v p="$P" \
+    awk -v b="$bin" -v t="$t" -v ir="$ir" -v idle="$idle_per_s" -v t0="$t0" -v t1="$t1" -v n="$n" -v p="$P" \
       'BEGIN {net = ir - idle * (t1 - t0); printf "%s %s P=%s instructions_per_op=%.0f (idle share %.1f%%)\n", b, toupper(t), p, net / n, 100 * idle * (t1 - t0) / ir}'
   done
   kill "$pid"; wait "$pid" 2>/dev/null || true

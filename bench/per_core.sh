@@ -6,7 +6,8 @@
 # Skein/Redis ratios.
 # Usage: bench/per_core.sh [requests] ; env: SKEIN, WORKERS, SERVER_CPUS, LOAD_CPUS,
 #        CLIENTS, PIPELINES ("1 16"), TESTS ("set get"), BENCH_THREADS, REDIS_ARGS,
-#        SERVERS ("redis skein": which to run)
+#        SERVERS ("redis skein": which to run), CUSTOM (tests of one's own that TESTS
+#        may name: see bench/custom.sh)
 set -euo pipefail
 N=${1:-2000000}
 SKEIN=${SKEIN:-target/release/skein-server}
@@ -22,6 +23,8 @@ REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 HZ=$(getconf CLK_TCK)
+# shellcheck source=bench/custom.sh
+. "$(dirname "$0")/custom.sh"
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}" ${rpid:-} ${spid:-}; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
@@ -40,15 +43,16 @@ start() { # name port cmd...
 
 run() { # name pid port test pipeline
   local name=$1 pid=$2 port=$3 t=$4 p=$5
-  local extra=()
+  local extra=() what n
   [ -n "$BENCH_THREADS" ] && extra=(--threads "$BENCH_THREADS")
+  custom_test "$t" "$N"
   local c0; c0=$(cpu_ticks "$pid")
   local line
-  line=$(taskset -c "$LOAD_CPUS" "$REDIS_BENCHMARK" -p "$port" -t "$t" -n "$N" -r 1000000 \
-    -c "$CLIENTS" -d 64 -P "$p" --csv "${extra[@]}" | tail -1)
+  line=$(taskset -c "$LOAD_CPUS" "$REDIS_BENCHMARK" -p "$port" -n "$n" -r 1000000 \
+    -c "$CLIENTS" -d 64 -P "$p" --csv "${extra[@]}" "${what[@]}" | tail -1)
   local c1; c1=$(cpu_ticks "$pid")
   # "test","rps","avg","min","p50","p95","p99","max"
-  echo "$line" | tr -d '"' | awk -F, -v n="$name" -v p="$p" -v t="$t" -v dc="$((c1 - c0))" -v hz="$HZ" -v N="$N" \
+  echo "$line" | tr -d '"' | awk -F, -v n="$name" -v p="$p" -v t="$t" -v dc="$((c1 - c0))" -v hz="$HZ" -v N="$n" \
     '{printf "%s %s P=%s rps=%.0f p50_ms=%s p99_ms=%s cpu_s_per_Mops=%.3f\n", n, toupper(t), p, $2, $5, $7, dc / hz / (N / 1e6)}'
 }
 

@@ -9,6 +9,7 @@
 //! terminator) where a truncated XZERO reaches it.
 
 use super::{dense, Corrupt, HDR, REGISTERS};
+use smallvec::SmallVec;
 
 const XZERO_BIT: u8 = 0x40;
 const VAL_BIT: u8 = 0x80;
@@ -80,13 +81,12 @@ fn op_at(s: &[u8], p: usize) -> Op {
 }
 
 /// Append the encoding of a zero run of `len` registers (ZERO up to 64, else XZERO).
-fn push_zeros(seq: &mut Vec<u8>, len: usize) {
+fn push_zeros(seq: &mut impl Extend<u8>, len: usize) {
     if len > ZERO_MAX_LEN {
         let l = len - 1;
-        seq.push((l >> 8) as u8 | XZERO_BIT);
-        seq.push((l & 0xff) as u8);
+        seq.extend([(l >> 8) as u8 | XZERO_BIT, (l & 0xff) as u8]);
     } else {
-        seq.push((len - 1) as u8);
+        seq.extend([(len - 1) as u8]);
     }
 }
 
@@ -222,7 +222,8 @@ pub fn set(s: &mut Vec<u8>, index: usize, count: u8, max_bytes: u64) -> Result<S
         s[p] = val_byte(count, 1);
     } else {
         let last = first + span - 1;
-        let mut seq = Vec::with_capacity(5);
+        // At most XZERO VAL XZERO: 5 bytes, on the stack.
+        let mut seq = SmallVec::<[u8; 5]>::new();
         match op {
             Op::Val(cur, _) => {
                 if index != first {
