@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use std::{env, fs, path::Path};
 
 fn main() {
+    lua_libs();
     let dir = Path::new("commands");
     println!("cargo:rerun-if-changed=commands");
     let mut top: Map<String, Value> = Map::new();
@@ -49,4 +50,30 @@ fn main() {
         serde_json::to_string(&Value::Object(top)).expect("json"),
     )
     .expect("write");
+}
+
+/// The C libraries Redis 7.0.15 gives Lua scripts (cjson, cmsgpack, bit, struct), from
+/// Redis's deps/lua/src (see vendor/lua-libs/README.md), compiled against the headers of
+/// the Lua that mlua vendors.
+fn lua_libs() {
+    println!("cargo:rerun-if-changed=vendor/lua-libs");
+    let include = env::var("DEP_LUA_INCLUDE").expect("mlua-sys exports its Lua headers");
+    let dir = Path::new("vendor/lua-libs");
+    cc::Build::new()
+        .include(include)
+        .include(dir)
+        .define("ENABLE_CJSON_GLOBAL", None)
+        .warnings(false)
+        .files(
+            [
+                "lua_cjson.c",
+                "strbuf.c",
+                "fpconv.c",
+                "lua_cmsgpack.c",
+                "lua_bit.c",
+                "lua_struct.c",
+            ]
+            .map(|f| dir.join(f)),
+        )
+        .compile("redis_lua_libs");
 }

@@ -1,12 +1,13 @@
 //! Lua scripting (EVAL, EVALSHA and their `_RO` forms, SCRIPT): the server-wide script
 //! cache ([`cache`]), shebang flags ([`flags`]), one Lua 5.1 state per worker thread
-//! ([`state`]) with Redis's `redis` API and sandbox, the conversions between Lua values
+//! ([`state`]) with Redis's `redis` API, libraries ([`libs`]) and sandbox, the conversions between Lua values
 //! and RESP ([`convert`]), Redis's `math.random` generator ([`rand48`]) and running a
 //! script with its locks held ([`run`]).
 
 pub mod cache;
 pub mod convert;
 pub mod flags;
+pub mod libs;
 pub mod raise;
 pub mod rand48;
 pub mod run;

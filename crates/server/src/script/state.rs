@@ -1,5 +1,6 @@
 //! One Lua 5.1 state per worker thread, set up as Redis sets up its own: the libraries
-//! Redis loads (base, table, string, math; coroutine is part of base), the `redis` table,
+//! Redis loads (base, table, string, math; coroutine is part of base; cjson, cmsgpack, bit
+//! and struct from [`super::libs`]), the `redis` table,
 //! Redis's `math.random`, its `pcall`, and the global-protection sandbox.
 //!
 //! The sandbox: scripts see a globals table `E` that is empty and read-only (writing a
@@ -90,7 +91,9 @@ local function protect(t)
   G.setmetatable(p, {__index = t, __newindex = readonly, __metatable = {}})
   return p
 end
-for _, k in G.ipairs({'string', 'math', 'table', 'coroutine'}) do R[k] = protect(G[k]) end
+for _, k in G.ipairs({'string', 'math', 'table', 'coroutine', 'cjson', 'cmsgpack', 'bit', 'struct'}) do
+  R[k] = protect(G[k])
+end
 R.redis = protect(redis)
 local protected = {}
 for _, v in G.pairs(R) do protected[v] = true end
@@ -182,6 +185,7 @@ impl LuaState {
     fn new(generation: u64) -> mlua::Result<LuaState> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::new())?;
+        super::libs::open(&lua)?;
         let real = lua.globals();
         let xpcall: Function = real.raw_get("xpcall")?;
         let tostring: Function = real.raw_get("tostring")?;
