@@ -8,12 +8,17 @@
 * a script reading and writing keys it did not declare races plain INCRs of those keys
   and stays atomic (no lost update), including under the contention that makes a run
   restart holding its whole database;
-* effects propagated wrapped in MULTI/EXEC (DEBUG PROPAGATION).
+* effects propagated wrapped in MULTI/EXEC (DEBUG PROPAGATION);
+* busy scripts: past busy-reply-threshold, clients of the script's keys get -BUSY while
+  clients of other keys are served; SCRIPT KILL stops it (-UNKILLABLE once it wrote) and
+  SHUTDOWN NOSAVE stops the server.
 
 Bounded by counts; no assertion depends on timing. Servers are stopped by PID by the
 fixtures.
 """
 import random
+import threading
+import time
 
 import redis
 
@@ -209,3 +214,90 @@ def parse_command(raw, i):
         args.append(raw[end + 2:end + 2 + ln])
         i = end + 2 + ln + 2
     return args, i
+
+
+LOOP = "local i = 0 while true do i = i + 1 end"
+WRITE_THEN_LOOP = "redis.call('SET', KEYS[1], 'x') local i = 0 while true do i = i + 1 end"
+
+
+def start_script(conn, body, key):
+    """Run `body` (declaring `key`) on `conn` in a thread; returns (thread, result list)."""
+    result = []
+
+    def body_fn():
+        try:
+            result.append(conn.call("EVAL", body, "1", key))
+        finally:
+            conn.close()
+    t = threading.Thread(target=body_fn, daemon=True)
+    t.start()
+    return t, result
+
+
+def busy_connection(candidates, key):
+    """One of `candidates` (connections opened before the script started) that gets
+    -BUSY for `key` once the script passed busy-reply-threshold: one on another worker
+    (a client of the script's own worker waits for the script, as every client does in
+    Redis). The others are closed. Returns (connection, the -BUSY reply)."""
+    for i, c in enumerate(candidates):
+        c.sock.settimeout(2)
+        try:
+            busy = wait_busy(c, key)
+        except (TimeoutError, OSError):
+            c.close()
+            continue
+        for other in candidates[i + 1:]:
+            other.close()
+        c.sock.settimeout(10)
+        return c, busy
+    raise AssertionError("no connection got -BUSY")
+
+
+def wait_busy(conn, key, tries=2000):
+    """GET `key` until it answers -BUSY (the script passed busy-reply-threshold)."""
+    for _ in range(tries):
+        r = conn.call("GET", key)
+        if r.startswith(b"-BUSY"):
+            return r
+        time.sleep(0.005)
+    raise AssertionError("the script never became busy")
+
+
+def test_busy_script_is_killed_and_other_keys_are_served(fresh_skein):
+    server = fresh_skein(workers=2)
+    setup = RawConn(server.port)
+    assert setup.call("CONFIG", "SET", "busy-reply-threshold", "50") == b"+OK\r\n"
+    assert setup.call("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+    candidates = [RawConn(server.port) for _ in range(4)]
+    t, result = start_script(RawConn(server.port), LOOP, "held")
+    admin, busy = busy_connection(candidates + [setup], "held")
+    assert busy == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL "
+                    b"or SHUTDOWN NOSAVE.\r\n")
+    # Clients of other keys are served meanwhile.
+    for _ in range(3):
+        assert admin.call("SET", "free", "1") == b"+OK\r\n"
+        assert admin.call("GET", "free") == b"$1\r\n1\r\n"
+    assert admin.call("SCRIPT", "KILL") == b"+OK\r\n"
+    t.join(30)
+    assert not t.is_alive()
+    assert result[0].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: ")
+    assert result[0].endswith(b", on @user_script:1.\r\n")
+    assert admin.call("GET", "held") == b"$-1\r\n"
+    admin.close()
+
+
+def test_busy_script_that_wrote_is_unkillable_until_shutdown_nosave(fresh_skein):
+    server = fresh_skein(workers=2)
+    setup = RawConn(server.port)
+    setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    candidates = [RawConn(server.port) for _ in range(4)]
+    t, _ = start_script(RawConn(server.port), WRITE_THEN_LOOP, "w")
+    admin, _ = busy_connection(candidates + [setup], "w")
+    assert admin.call("SCRIPT", "KILL").startswith(b"-UNKILLABLE Sorry the script already")
+    assert admin.call("SHUTDOWN").startswith(b"-BUSY")
+    try:
+        admin.call("SHUTDOWN", "NOSAVE")
+    except ConnectionError:
+        pass
+    assert server.proc.wait(timeout=30) == 0
+    t.join(30)

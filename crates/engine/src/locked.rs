@@ -16,7 +16,7 @@ use crate::evict::access;
 use crate::keyspace::{Cleared, Keyspace};
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
 use crate::value::{Value, ValueRef};
-use parking_lot::MutexGuard;
+use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
 /// What a command holds.
@@ -96,6 +96,11 @@ impl Plan {
 
     pub fn scope(&self) -> Scope {
         self.scope
+    }
+
+    /// The (db, shard) of each key added, in the order added.
+    pub fn slots(&self) -> &[(u32, u32)] {
+        &self.slots
     }
 
     /// Add another plan's needs (EXEC's union of its commands').
@@ -185,8 +190,25 @@ impl Keyspace {
     /// The plan's key hashes move into the `Locked` (the plan is left without them).
     #[inline]
     pub fn lock<'a>(&'a self, plan: &mut Plan, db: usize, changes: &'a mut Changes) -> Locked<'a> {
-        let (scope, guards) = self.take_guards(plan);
-        Locked {
+        match self.lock_or(plan, db, changes, &|_, _| false) {
+            Some(l) => l,
+            None => unreachable!("a wait that never gives up"),
+        }
+    }
+
+    /// [`Keyspace::lock`], asking `give_up(scope, key slots)` every [`WAIT_SLICE`] while a
+    /// shard is busy: `None` (nothing held) once it says so (a busy script holds a shard
+    /// the plan needs).
+    #[inline]
+    pub fn lock_or<'a>(
+        &'a self,
+        plan: &mut Plan,
+        db: usize,
+        changes: &'a mut Changes,
+        give_up: &GiveUp<'_>,
+    ) -> Option<Locked<'a>> {
+        let (scope, guards) = self.take_guards(plan, give_up)?;
+        Some(Locked {
             ks: self,
             db,
             scope,
@@ -195,7 +217,7 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
-        }
+        })
     }
 
     /// The plan's shards, locked in ascending (db, shard) order.
@@ -207,7 +229,11 @@ impl Keyspace {
     /// waiting (`try_extend`) and only ever waits for a holder that is running, never
     /// for one blocked behind it.
     #[inline]
-    fn take_guards<'a>(&'a self, plan: &mut Plan) -> (Scope, SmallVec<[Held<'a>; 2]>) {
+    fn take_guards<'a>(
+        &'a self,
+        plan: &mut Plan,
+        give_up: &GiveUp<'_>,
+    ) -> Option<(Scope, SmallVec<[Held<'a>; 2]>)> {
         let mut scope = plan.scope;
         if let Scope::Db(d) = scope {
             if !plan.only_db(d) {
@@ -218,15 +244,17 @@ impl Keyspace {
             plan.slots.sort_unstable();
             plan.slots.dedup();
         }
+        let slots = &plan.slots;
+        let give_up = || give_up(scope, slots);
         if scope == Scope::Keys && plan.slots.len() == 1 {
             let (d, s) = plan.slots[0];
             let mut guards = SmallVec::new();
             guards.push(Held {
                 db: d,
                 shard: s,
-                guard: self.db(d as usize).shards[s as usize].lock(),
+                guard: acquire(&self.db(d as usize).shards[s as usize], &give_up)?,
             });
-            return (scope, guards);
+            return Some((scope, guards));
         }
         loop {
             let mut guards: SmallVec<[Held<'a>; 2]> = SmallVec::new();
@@ -243,10 +271,10 @@ impl Keyspace {
                 busy.is_none()
             });
             let Some((d, s)) = busy else {
-                return (scope, guards);
+                return Some((scope, guards));
             };
             drop(guards);
-            drop(self.db(d as usize).shards[s as usize].lock());
+            drop(acquire(&self.db(d as usize).shards[s as usize], &give_up)?);
         }
     }
 
@@ -254,6 +282,21 @@ impl Keyspace {
     /// without building the plan (the common single-key command's fast path).
     #[inline]
     pub fn lock_key<'a>(&'a self, db: usize, key: &[u8], changes: &'a mut Changes) -> Locked<'a> {
+        match self.lock_key_or(db, key, changes, &|_, _| false) {
+            Some(l) => l,
+            None => unreachable!("a wait that never gives up"),
+        }
+    }
+
+    /// [`Keyspace::lock_key`], giving up as [`Keyspace::lock_or`] does.
+    #[inline]
+    pub fn lock_key_or<'a>(
+        &'a self,
+        db: usize,
+        key: &[u8],
+        changes: &'a mut Changes,
+        give_up: &GiveUp<'_>,
+    ) -> Option<Locked<'a>> {
         let hash = hash_key(key);
         let d = self.db(db);
         let shard = d.shard_index(hash);
@@ -261,7 +304,9 @@ impl Keyspace {
         guards.push(Held {
             db: db as u32,
             shard: shard as u32,
-            guard: d.shards[shard].lock(),
+            guard: acquire(&d.shards[shard], &|| {
+                give_up(Scope::Keys, &[(db as u32, shard as u32)])
+            })?,
         });
         let mut hashes = SmallVec::new();
         hashes.push(KeyHash {
@@ -269,7 +314,7 @@ impl Keyspace {
             len: key.len(),
             hash,
         });
-        Locked {
+        Some(Locked {
             ks: self,
             db,
             scope: Scope::Keys,
@@ -278,7 +323,7 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
-        }
+        })
     }
 
     /// Nothing held (yet): walks lock one shard at a time; keys cannot be reached.
@@ -292,6 +337,29 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
+        }
+    }
+}
+
+/// Asked while a shard stays busy, with the plan's scope and key slots (db, shard):
+/// give the wait up?
+pub type GiveUp<'f> = dyn Fn(Scope, &[(u32, u32)]) -> bool + 'f;
+
+/// How long a wait for a busy shard lasts before asking whether to give up.
+pub const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Lock `m`, asking `give_up` every [`WAIT_SLICE`] while it is busy.
+#[inline]
+fn acquire<'a>(m: &'a Mutex<Shard>, give_up: &dyn Fn() -> bool) -> Option<MutexGuard<'a, Shard>> {
+    if let Some(g) = m.try_lock() {
+        return Some(g);
+    }
+    loop {
+        if let Some(g) = m.try_lock_for(WAIT_SLICE) {
+            return Some(g);
+        }
+        if give_up() {
+            return None;
         }
     }
 }
@@ -376,6 +444,11 @@ impl<'a> Locked<'a> {
         self.now
     }
 
+    /// The (db, shard) pairs held, in order.
+    pub fn held_shards(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.guards.iter().map(|h| (h.db, h.shard))
+    }
+
     /// Does this hold every shard `plan` needs?
     pub fn covers(&mut self, plan: &Plan) -> bool {
         let mut covered = true;
@@ -421,7 +494,9 @@ impl<'a> Locked<'a> {
         self.guards.clear();
         self.hashes.clear();
         self.cursor = 0;
-        let (scope, guards) = self.ks.take_guards(plan);
+        let Some((scope, guards)) = self.ks.take_guards(plan, &|_, _| false) else {
+            unreachable!("a wait that never gives up");
+        };
         self.scope = scope;
         self.guards = guards;
         self.hashes = std::mem::take(&mut plan.hashes);

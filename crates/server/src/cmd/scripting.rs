@@ -16,6 +16,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("script|exists", script_exists),
     ("script|flush", script_flush),
     ("script|help", script_help),
+    ("script|kill", script_kill),
 ];
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
@@ -104,6 +105,13 @@ fn script_flush(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     ctx.srv.scripts.flush(background);
     ctx.out.ok();
+}
+
+fn script_kill(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    match ctx.srv.scripts.busy.kill(true) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.out.error(e),
+    }
 }
 
 fn script_help(ctx: &mut Ctx, argv: &[&[u8]]) {

@@ -134,5 +134,7 @@ fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     ctx.srv.shutting_down.store(true, Relaxed);
+    // A script still running (busy) stops at its next check.
+    ctx.srv.scripts.busy.shutdown.store(true, Relaxed);
     ctx.client.close_after_reply = true;
 }

@@ -138,6 +138,9 @@ pub enum LockRule {
     /// SORT / SORT_RO: the client's whole database when BY or GET patterns look keys up
     /// (keys only the data names), the key specs' keys otherwise.
     Sort,
+    /// SHUTDOWN: every shard of every database for its final save; nothing with NOSAVE
+    /// (which must go through while a busy script holds shards).
+    Shutdown,
     /// EVAL/EVALSHA: the declared keys, or the whole database for a script that reached
     /// keys it did not declare (`script::cache::Script::whole_db`).
     Script,
@@ -158,7 +161,7 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("debug", LockRule::DebugObject),
     ("pfmerge", LockRule::AllArgs),
     ("save", LockRule::AllDbs),
-    ("shutdown", LockRule::AllDbs),
+    ("shutdown", LockRule::Shutdown),
     ("exec", LockRule::Transaction),
     ("georadius", LockRule::GeoStore),
     ("georadiusbymember", LockRule::GeoStore),

@@ -99,6 +99,10 @@ pub struct Hot {
     /// index), read by the admission check of every command.
     pub maxmemory: AtomicU64,
     pub maxmemory_policy: AtomicI64,
+    /// busy-reply-threshold (lua-time-limit), ms: past it a script is busy (0: never).
+    pub busy_reply_threshold_ms: AtomicI64,
+    /// loglevel as a level (0 debug .. 3 warning), for `redis.log`.
+    pub log_level: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -195,6 +199,13 @@ impl Config {
         for (hot, name) in self.hot.coll.iter().zip(COLL_LIMITS) {
             hot.store(self.get_i64(name), Relaxed);
         }
+        self.hot
+            .busy_reply_threshold_ms
+            .store(self.get_i64("busy-reply-threshold"), Relaxed);
+        self.hot.log_level.store(
+            i64::from(crate::log::level_of(&self.get("loglevel"))),
+            Relaxed,
+        );
         if self.refresh_maxmemory() {
             crate::evict::limit_changed(self.hot.maxmemory.load(Relaxed));
         }

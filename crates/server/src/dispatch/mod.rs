@@ -17,7 +17,7 @@ use crate::cmd::table::CommandDef;
 use crate::cmd::{client, debug, ClientState, Ctx};
 use crate::propagate::PropagateAs;
 use crate::server::Server;
-use engine::{Changes, Plan};
+use engine::{Changes, Plan, Scope};
 use resp::ReplyBuf;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
@@ -60,14 +60,39 @@ fn run(
     changes: &mut Changes,
 ) {
     let db = client.db;
-    let keys = match plan::single_key(cmd, argv) {
+    // While a shard it needs is busy, and a script past busy-reply-threshold holds one of
+    // its shards: -BUSY rather than waiting (and stalling this worker's other clients).
+    let busy = &srv.scripts.busy;
+    let busy_error = |scope: Scope, slots: &[(u32, u32)]| {
+        busy.active()
+            .then(|| busy.blocking(&srv.keyspace, scope, slots))
+            .flatten()
+    };
+    let give_up = |scope: Scope, slots: &[(u32, u32)]| busy_error(scope, slots).is_some();
+    let (keys, blocked) = match plan::single_key(cmd, argv) {
         // One key (GET, SET, INCR...): its shard, without building a plan.
-        Some(key) => srv.keyspace.lock_key(db, key, changes),
+        Some(key) => {
+            let keys = srv.keyspace.lock_key_or(db, key, changes, &give_up);
+            let blocked = keys.is_none().then(|| {
+                let shard = srv.keyspace.db(db).shard_index(engine::hash_key(key));
+                busy_error(Scope::Keys, &[(db as u32, shard as u32)])
+            });
+            (keys, blocked.flatten())
+        }
         None => {
             let mut plan = Plan::new();
             plan::plan(srv, client, cmd, argv, &mut plan);
-            srv.keyspace.lock(&mut plan, db, changes)
+            match srv.keyspace.lock_or(&mut plan, db, changes, &give_up) {
+                Some(keys) => (Some(keys), None),
+                None => (None, busy_error(plan.scope(), plan.slots())),
+            }
         }
+    };
+    let Some(keys) = keys else {
+        let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
+        cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
+        client.flag_transaction();
+        return reply_error(srv, client.worker, out, msg);
     };
     let mut ctx = Ctx {
         srv,

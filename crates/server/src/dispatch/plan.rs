@@ -74,6 +74,11 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
                 plan.key(ks, db, k);
             }
         }
+        LockRule::Shutdown => {
+            if !argv.iter().skip(1).any(|a| is(a, "nosave")) {
+                plan.all();
+            }
+        }
         LockRule::Script => {
             spec_keys(srv, cmd, argv, db, plan);
             let by_sha = cmd.name.starts_with("evalsha");

@@ -47,6 +47,8 @@ pub struct Scripts {
     bytes: AtomicUsize,
     /// Memory of every worker's Lua state (INFO's used_memory_lua), as last reported.
     vm: AtomicIsize,
+    /// Runs past busy-reply-threshold (shared with each worker's Lua hook).
+    pub busy: Arc<super::busy::Busy>,
 }
 
 impl Scripts {

@@ -27,6 +27,7 @@ use engine::Plan;
 use mlua::{Lua, MultiValue, Table, Value};
 use resp::{Proto, ReplyBuf};
 use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,9 +69,11 @@ pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], 
         ctx.exec_ops = Some(Vec::new());
     }
     let caller_db = ctx.client.db;
-    let verbosity = crate::log::level_of(&ctx.srv.config.get("loglevel"));
     for attempt in 1..=MAX_ATTEMPTS {
-        RUN.with(|r| r.reset(verbosity));
+        RUN.with(|r| {
+            r.begin(ctx.srv, script.sha, true);
+            r.handle.set_held(ctx.keys.scope(), ctx.keys.held_shards());
+        });
         let outcome = state::with(ctx.srv, |st| {
             attempt_run(ctx, st, script, keys, args, flags.read_only(ro), own_ops)
         })
@@ -100,10 +103,8 @@ pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], 
             Ok(None) => break,
         }
     }
-    ctx.client
-        .info
-        .db
-        .store(caller_db, std::sync::atomic::Ordering::Relaxed);
+    RUN.with(|r| r.end(&ctx.srv.scripts.busy));
+    ctx.client.info.db.store(caller_db, Relaxed);
     if own_ops {
         if let Some(ops) = ctx.exec_ops.take() {
             ctx.srv.propagation.push(ctx.client.worker, ops);
@@ -205,6 +206,12 @@ fn command(
     if run.restart.is_some() {
         return Ok((Value::Table(run.abort.clone()), true));
     }
+    if let Err(msg) = RUN.with(|r| r.check(&ctx.srv.scripts.busy)) {
+        return Ok((
+            Value::Table(convert::error_table(lua, msg.as_bytes())?),
+            true,
+        ));
+    }
     let mut it = args.into_iter();
     let mode = it.next().and_then(|m| state::number(&m)).unwrap_or(-1.0) as u8;
     let acl_check = mode == raise::ACL;
@@ -258,6 +265,9 @@ fn command(
     }
     if writes {
         run.wrote = true;
+        if cmd.flags.write {
+            RUN.with(|r| r.handle.wrote.store(true, Relaxed));
+        }
     }
     // Run it as the script's client: its database, its protocol, its own reply buffer.
     let caller_db = ctx.client.db;
@@ -297,7 +307,14 @@ fn hold_keys(
 ) -> Result<(), Option<&'static str>> {
     let mut plan = Plan::new();
     dispatch::plan::held_throughout(ctx.srv, cmd, argv, run.db, &mut plan);
-    if ctx.keys.covers(&plan) || ctx.keys.try_extend(&plan) {
+    if ctx.keys.covers(&plan) {
+        return Ok(());
+    }
+    let held = |keys: &engine::Locked| {
+        RUN.with(|r| r.handle.set_held(keys.scope(), keys.held_shards()));
+    };
+    if ctx.keys.try_extend(&plan) {
+        held(&ctx.keys);
         return Ok(());
     }
     if !run.wrote && run.may_restart {
@@ -316,6 +333,7 @@ fn hold_keys(
             std::thread::sleep(Duration::from_micros(50));
         }
         if ctx.keys.try_extend(&plan) {
+            held(&ctx.keys);
             return Ok(());
         }
     }

@@ -14,12 +14,18 @@
 //! they return what to raise, and small Lua wrappers (chunk `=skein`) raise it. The error
 //! handler skips those frames to report the script's own line, as Redis's does.
 
+use super::busy::{Busy, RunHandle, KILLED};
 use super::cache::{Script, Sha};
 use super::{convert, raise};
 use crate::server::Server;
-use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{
+    ffi, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState,
+};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// The Lua side of the sandbox and the `redis` API (see the module documentation).
 const BOOTSTRAP: &str = r#"
@@ -116,14 +122,12 @@ return E, R
 
 thread_local! {
     static STATE: RefCell<Option<LuaState>> = const { RefCell::new(None) };
-    /// What `redis.setresp` and `redis.set_repl` set for the script running on this
-    /// thread.
-    pub static RUN: RunFlags = const {
-        RunFlags { resp3: Cell::new(false), repl: Cell::new(3), verbosity: Cell::new(2) }
-    };
+    /// The script running on this thread (one at a time: scripts cannot call scripts).
+    pub static RUN: RunFlags = RunFlags::default();
 }
 
-/// Per-run settings the script changes through the `redis` API.
+/// The script running on this thread: what it set through the `redis` API, and what the
+/// busy-script check needs.
 pub struct RunFlags {
     /// `redis.setresp(3)`: commands reply in RESP3 to the script.
     pub resp3: Cell<bool>,
@@ -131,13 +135,87 @@ pub struct RunFlags {
     pub repl: Cell<u8>,
     /// The server's `loglevel` when the run started (for `redis.log`).
     pub verbosity: Cell<u8>,
+    running: Cell<bool>,
+    start: Cell<Instant>,
+    /// busy-reply-threshold when the run started (0: never busy).
+    threshold_ms: Cell<i64>,
+    timed_out: Cell<bool>,
+    sha: Cell<Sha>,
+    /// This thread's handle, reused by each run (see `super::busy`).
+    pub handle: Arc<RunHandle>,
+}
+
+impl Default for RunFlags {
+    fn default() -> Self {
+        RunFlags {
+            resp3: Cell::new(false),
+            repl: Cell::new(3),
+            verbosity: Cell::new(2),
+            running: Cell::new(false),
+            start: Cell::new(Instant::now()),
+            threshold_ms: Cell::new(0),
+            timed_out: Cell::new(false),
+            sha: Cell::new([b'0'; 40]),
+            handle: Arc::new(RunHandle::default()),
+        }
+    }
 }
 
 impl RunFlags {
-    pub fn reset(&self, verbosity: u8) {
+    /// A run of the script `sha` starts (`eval`: not a function).
+    pub fn begin(&self, srv: &Server, sha: Sha, eval: bool) {
+        let hot = &srv.config.hot;
         self.resp3.set(false);
         self.repl.set(3);
-        self.verbosity.set(verbosity);
+        self.verbosity.set(hot.log_level.load(Relaxed) as u8);
+        self.running.set(true);
+        self.start.set(Instant::now());
+        self.threshold_ms
+            .set(hot.busy_reply_threshold_ms.load(Relaxed));
+        self.timed_out.set(false);
+        self.sha.set(sha);
+        self.handle.reset(eval);
+    }
+
+    /// The run is over: it leaves the busy list if it was there.
+    pub fn end(&self, busy: &Busy) {
+        self.running.set(false);
+        if self.timed_out.replace(false) {
+            busy.leave(&self.handle);
+        }
+    }
+
+    /// Redis's scriptInterrupt: time the run out past the threshold; the error to raise
+    /// once it is killed (or the server shuts down).
+    pub fn check(&self, busy: &Busy) -> Result<(), &'static str> {
+        if !self.running.get() {
+            return Ok(());
+        }
+        if !self.timed_out.get() {
+            let threshold = self.threshold_ms.get();
+            let elapsed = self.start.get().elapsed().as_millis() as i64;
+            if threshold <= 0 || elapsed < threshold {
+                return Ok(());
+            }
+            self.timed_out.set(true);
+            busy.enter(&self.handle);
+            let eval = self.handle.eval.load(Relaxed);
+            let sha = self.sha.get();
+            crate::log::warning(&format!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You can try \
+                 killing the script using the {} command. Script name is: {}.",
+                if eval { "SCRIPT KILL" } else { "FUNCTION KILL" },
+                String::from_utf8_lossy(&sha)
+            ));
+        }
+        if busy.shutdown.load(Relaxed) {
+            return Err("Script killed by user with SHUTDOWN NOSAVE...");
+        }
+        if self.handle.killed.load(Relaxed) {
+            crate::log::warning("Lua script killed by user with SCRIPT KILL.");
+            return Err(KILLED);
+        }
+        Ok(())
     }
 }
 
@@ -170,7 +248,8 @@ pub fn with<R>(srv: &Server, f: impl FnOnce(&mut LuaState) -> R) -> Result<R, St
             if let Some(old) = slot.take() {
                 srv.scripts.vm_changed(-(old.reported as isize));
             }
-            *slot = Some(LuaState::new(generation).map_err(|e| format!("ERR Lua: {e}"))?);
+            let busy = srv.scripts.busy.clone();
+            *slot = Some(LuaState::new(generation, busy).map_err(|e| format!("ERR Lua: {e}"))?);
         }
         let st = slot.as_mut().ok_or("ERR Lua state unavailable")?;
         let r = f(st);
@@ -182,7 +261,7 @@ pub fn with<R>(srv: &Server, f: impl FnOnce(&mut LuaState) -> R) -> Result<R, St
 }
 
 impl LuaState {
-    fn new(generation: u64) -> mlua::Result<LuaState> {
+    fn new(generation: u64, busy: Arc<Busy>) -> mlua::Result<LuaState> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::new())?;
         super::libs::open(&lua)?;
@@ -200,6 +279,14 @@ impl LuaState {
             .call((real, rust, abort.clone()))?;
         lua.set_globals(env)?;
         let handler = error_handler(&lua, tostring)?;
+        // Redis's luaMaskCountHook: every 100,000 instructions, the busy-script check.
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(100_000),
+            move |_, _| match RUN.with(|r| r.check(&busy)) {
+                Ok(()) => Ok(VmState::Continue),
+                Err(msg) => Err(mlua::Error::RuntimeError(msg.to_string())),
+            },
+        )?;
         Ok(LuaState {
             lua,
             generation,
@@ -268,6 +355,11 @@ fn error_handler(lua: &Lua, tostring: Function) -> mlua::Result<Function> {
         }
         let t = match err {
             Value::Table(t) => t,
+            Value::Error(e) => {
+                let t = lua.create_table()?;
+                t.raw_set("err", format!("ERR {}", error_text(&e)))?;
+                t
+            }
             other => {
                 let text: mlua::LuaString = tostring.call(other)?;
                 let mut msg = b"ERR ".to_vec();
@@ -283,6 +375,15 @@ fn error_handler(lua: &Lua, tostring: Function) -> mlua::Result<Function> {
         }
         Ok(t)
     })
+}
+
+/// The text of an error raised from Rust (the busy-script hook).
+fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
 }
 
 /// The functions of the `redis` API written in Rust (wrapped by the bootstrap chunk).
