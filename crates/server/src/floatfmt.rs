@@ -1,4 +1,5 @@
-//! Redis's `long double` arithmetic for INCRBYFLOAT (and HINCRBYFLOAT): values are
+//! Redis's `long double` arithmetic for INCRBYFLOAT (and HINCRBYFLOAT), and its
+//! `long double` printing of geo coordinates (addReplyHumanLongDouble): values are
 //! x87 80-bit extended floats, parsed as `string2ld` does (glibc `strtold`, the whole
 //! argument, no leading space, no NaN, no overflow or underflow to zero), added with
 //! round-to-nearest-even, and printed as `ld2string(LD_STR_HUMAN)` does (`%.17Lf`,
