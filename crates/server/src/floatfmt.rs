@@ -9,7 +9,7 @@
 //! decimal printing is done here, exactly, from the value's bits.
 
 use rustc_apfloat::ieee::X87DoubleExtended;
-use rustc_apfloat::{Float, FloatConvert, Round, Status};
+use rustc_apfloat::{Float, Round, Status};
 
 /// Longest string `string2ld` accepts is one less than this (MAX_LONG_DOUBLE_CHARS).
 const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
@@ -26,13 +26,6 @@ impl LongDouble {
     /// Exact conversion of an integer (every i64 fits in the 64-bit significand).
     pub fn from_i64(n: i64) -> LongDouble {
         LongDouble(X87DoubleExtended::from_i128(i128::from(n)).value)
-    }
-
-    /// Exact conversion of a double (C's promotion of a `double` to `long double`).
-    pub fn from_f64(v: f64) -> LongDouble {
-        let d = rustc_apfloat::ieee::Double::from_bits(u128::from(v.to_bits()));
-        let mut loses_info = false;
-        LongDouble(d.convert(&mut loses_info).value)
     }
 
     /// Redis's `string2ld`: None where Redis answers "value is not a valid float".
@@ -86,20 +79,40 @@ impl LongDouble {
         let mant = bits as u64;
         // value = mant * 2^exp (the integer bit is explicit in the x87 format).
         let exp = if biased == 0 { 1 } else { biased } - 16383 - 63;
-        let mut out = String::new();
-        if neg {
-            out.push('-');
-        }
-        if exp >= 0 {
-            out.push_str(&big_decimal(mant, exp as u32));
-        } else {
-            push_fixed17(&mut out, mant, (-exp) as u32);
-        }
-        if out == "-0" {
-            out = "0".to_string();
-        }
-        out
+        human(neg, mant, exp)
     }
+}
+
+/// `ld2string(..., LD_STR_HUMAN)` of a finite double promoted to `long double` (exact,
+/// so the double's own bits give the digits): how Redis prints geo coordinates.
+pub fn human_f64(v: f64) -> String {
+    let bits = v.to_bits();
+    let neg = bits >> 63 == 1;
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let frac = bits & ((1 << 52) - 1);
+    let (mant, exp) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1 << 52), biased - 1075)
+    };
+    human(neg, mant, exp)
+}
+
+/// `mant * 2^exp` with its sign, as `%.17Lf` without trailing zeros ("-0" as "0").
+fn human(neg: bool, mant: u64, exp: i64) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if exp >= 0 {
+        out.push_str(&big_decimal(mant, exp as u32));
+    } else {
+        push_fixed17(&mut out, mant, (-exp) as u32);
+    }
+    if out == "-0" {
+        out = "0".to_string();
+    }
+    out
 }
 
 impl std::ops::Add for LongDouble {
@@ -203,6 +216,7 @@ fn parse_exp(s: &[u8]) -> Option<i64> {
 /// `mant * 2^-k` printed with 17 decimals (round half to even, as glibc does), then
 /// trailing zeros and a trailing dot removed.
 fn push_fixed17(out: &mut String, mant: u64, k: u32) {
+    use std::fmt::Write;
     const SCALE: u128 = 100_000_000_000_000_000; // 10^17
     let scaled = u128::from(mant) * SCALE; // < 2^121
     let q = if k >= 122 {
@@ -218,13 +232,20 @@ fn push_fixed17(out: &mut String, mant: u64, k: u32) {
             q
         }
     };
-    let int_part = q / SCALE;
-    let frac = format!("{:017}", q % SCALE);
-    out.push_str(&int_part.to_string());
-    let frac = frac.trim_end_matches('0');
-    if !frac.is_empty() {
-        out.push('.');
-        out.push_str(frac);
+    // Below 2^64 (values up to about 184, geo coordinates among them) in 64-bit
+    // arithmetic; the digits are the same either way.
+    let (int_part, frac) = match u64::try_from(q) {
+        Ok(q) => (u128::from(q / SCALE as u64), q % SCALE as u64),
+        Err(_) => (q / SCALE, (q % SCALE) as u64),
+    };
+    let _ = write!(out, "{int_part}");
+    if frac != 0 {
+        let (mut f, mut width) = (frac, 17);
+        while f % 10 == 0 {
+            f /= 10;
+            width -= 1;
+        }
+        let _ = write!(out, ".{f:0width$}");
     }
 }
 

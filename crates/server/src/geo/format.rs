@@ -4,7 +4,7 @@
 //! double in RESP3), and coordinates in error messages with `%f`.
 
 use super::hash::c_i64;
-use crate::floatfmt::LongDouble;
+use crate::floatfmt::human_f64;
 use resp::ReplyBuf;
 
 /// fixedpoint_d2string(d, 4): `llrint(d * 10000)` written with four decimals.
@@ -29,7 +29,7 @@ pub fn reply_coord(out: &mut ReplyBuf, v: f64) {
     let text = if v.is_infinite() {
         if v > 0.0 { "inf" } else { "-inf" }.to_string()
     } else {
-        LongDouble::from_f64(v).to_human()
+        human_f64(v)
     };
     out.double_text(text.as_bytes());
 }
@@ -69,6 +69,29 @@ mod tests {
         let mut out = ReplyBuf::new(resp::Proto::Resp3);
         reply_coord(&mut out, -0.0);
         assert_eq!(out.out, b",0\r\n");
+        // The exact decimal value rounded half to even at 17 decimals, as `%.17Lf`
+        // (Rust's exact formatting rounds the same way), less trailing zeros.
+        let mut x = 0x9e3779b97f4a7c15u64;
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x);
+            if !v.is_finite() {
+                continue;
+            }
+            for v in [v, (v % 400.0) - 200.0, (x % 1_000_000) as f64 / 262144.0] {
+                let exact = format!("{v:.17}");
+                let mut want = exact
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string();
+                if want == "-0" {
+                    want = "0".to_string();
+                }
+                assert_eq!(human_f64(v), want, "{v:e}");
+            }
+        }
     }
 
     #[test]
