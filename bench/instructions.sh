@@ -9,7 +9,8 @@
 # seconds first; under valgrind a second of idle work weighs ~50x what it does natively).
 # Usage: bench/instructions.sh BIN [BIN ...]  (a path ending in redis-server is run as
 #        Redis) ; env: TESTS ("set get"), N (20000), P (16), IDLE_S (5), CUSTOM (tests
-#        of one's own that TESTS may name: see bench/custom.sh)
+#        of one's own that TESTS may name: see bench/custom.sh), PREFILL (a file of RESP
+#        commands each server gets through redis-cli --pipe before anything is counted)
 set -euo pipefail
 # shellcheck source=bench/custom.sh
 . "$(dirname "$0")/custom.sh"
@@ -43,6 +44,7 @@ for bin in "$@"; do
       "$bin" "${args[@]}" > "$tmp/server.log" 2>&1) &
   pid=$!
   for _ in $(seq 1500); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  if [ -n "${PREFILL:-}" ]; then redis-cli -p "$port" --pipe < "$PREFILL" > /dev/null; fi
   callgrind_control -z "$pid" >/dev/null 2>&1
   rm -f "$tmp"/callgrind.out.*
   sleep "$IDLE_S"

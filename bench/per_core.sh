@@ -7,7 +7,8 @@
 # Usage: bench/per_core.sh [requests] ; env: SKEIN, WORKERS, SERVER_CPUS, LOAD_CPUS,
 #        CLIENTS, PIPELINES ("1 16"), TESTS ("set get"), BENCH_THREADS, REDIS_ARGS,
 #        SERVERS ("redis skein": which to run), CUSTOM (tests of one's own that TESTS
-#        may name: see bench/custom.sh)
+#        may name: see bench/custom.sh), PREFILL (a file of RESP commands each server
+#        gets through redis-cli --pipe once started)
 set -euo pipefail
 N=${1:-2000000}
 SKEIN=${SKEIN:-target/release/skein-server}
@@ -38,6 +39,7 @@ start() { # name port cmd...
   local pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do "$REDIS_CLI" -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  if [ -n "${PREFILL:-}" ]; then "$REDIS_CLI" -p "$port" --pipe < "$PREFILL" > /dev/null; fi
   echo "$pid"
 }
 

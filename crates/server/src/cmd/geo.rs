@@ -55,14 +55,14 @@ fn unit(arg: &[u8]) -> Result<f64, &'static str> {
     }
 }
 
-/// A non-negative number argument, with the error for one that is not a number.
-fn non_negative(arg: &[u8], not_a_number: &'static str) -> Result<f64, &'static str> {
+/// A number argument (getDoubleFromObjectOrReply with its own error message).
+fn number(arg: &[u8], not_a_number: &'static str) -> Result<f64, &'static str> {
     parse_score(arg).ok_or(not_a_number)
 }
 
 /// `radius unit` (extractDistanceOrReply): the extent and meters per unit.
 fn radius(argv: &[&[u8]]) -> Result<(Extent, f64), &'static str> {
-    let r = non_negative(argv[0], "ERR need numeric radius")?;
+    let r = number(argv[0], "ERR need numeric radius")?;
     if r < 0.0 {
         return Err("ERR radius cannot be negative");
     }
@@ -71,8 +71,8 @@ fn radius(argv: &[&[u8]]) -> Result<(Extent, f64), &'static str> {
 
 /// `width height unit` (extractBoxOrReply).
 fn bybox(argv: &[&[u8]]) -> Result<(Extent, f64), &'static str> {
-    let width = non_negative(argv[0], "ERR need numeric width")?;
-    let height = non_negative(argv[1], "ERR need numeric height")?;
+    let width = number(argv[0], "ERR need numeric width")?;
+    let height = number(argv[1], "ERR need numeric height")?;
     if height < 0.0 || width < 0.0 {
         return Err("ERR height or width cannot be negative");
     }
@@ -234,8 +234,9 @@ struct Request<'a> {
     order: Order,
 }
 
-/// georadiusGeneric's argument reading, in its order and with its errors. Ok(None) when
-/// the source key does not exist (the reply then depends only on STORE).
+/// georadiusGeneric's argument reading, in its order and with its errors. Without a
+/// source key (`exists` false) members are not looked up (FROMMEMBER) and
+/// GEORADIUSBYMEMBER's radius is not read, as in Redis.
 fn parse_search<'a>(
     keys: &mut Locked,
     argv: &[&'a [u8]],
