@@ -17,3 +17,31 @@ custom_test() {
     what=("${what[@]:1}")
   fi
 }
+
+# For scripts that run their CUSTOM tests either way (bench/hll.sh, bench/geo.sh):
+# custom_mode DEFAULT_N ARGS... reads `instructions BIN...` (mode=instructions, N from the
+# environment or 20000, bins=(BIN...)) or `[requests]` (mode=throughput, N=requests or
+# DEFAULT_N); custom_run then runs bench/instructions.sh on the binaries or
+# bench/per_core.sh with N requests (TESTS and CUSTOM exported by the caller).
+custom_mode() {
+  local default=$1
+  shift
+  if [ "${1:-}" = instructions ]; then
+    mode=instructions
+    shift
+    N=${N:-20000}
+    bins=("$@")
+  else
+    mode=throughput
+    N=${1:-$default}
+    bins=()
+  fi
+}
+
+custom_run() {
+  if [ "$mode" = instructions ]; then
+    bench/instructions.sh "${bins[@]}"
+  else
+    bench/per_core.sh "$N"
+  fi
+}

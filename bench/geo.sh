@@ -17,14 +17,12 @@
 # 2000 under callgrind); GEOADD gets the full count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=throughput
-if [ "${1:-}" = instructions ]; then
-  mode=instructions
-  shift
-  N=${N:-20000}
+# shellcheck source=bench/custom.sh
+. bench/custom.sh
+custom_mode 200000 "$@"
+if [ "$mode" = instructions ]; then
   SEARCH_N=${SEARCH_N:-2000}
 else
-  N=${1:-200000}
   SEARCH_N=${SEARCH_N:-$((N / 10))}
 fi
 PREFILL=$(mktemp)
@@ -36,8 +34,4 @@ export TESTS=${TESTS:-"geosearch_radius geosearch_box geoadd"}
 export CUSTOM="geosearch_radius $SEARCH_N GEOSEARCH pts FROMLONLAT 2.5$R 48.5$R BYRADIUS 2 km COUNT 10 ASC WITHDIST
 geosearch_box $SEARCH_N GEOSEARCH pts FROMLONLAT 2.5$R 48.5$R BYBOX 2 2 km WITHCOORD
 geoadd $N GEOADD add 1.$R 2.$R m:$R"
-if [ "$mode" = instructions ]; then
-  N=$N bench/instructions.sh "$@"
-else
-  bench/per_core.sh "$N"
-fi
+custom_run

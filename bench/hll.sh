@@ -11,22 +11,14 @@
 # env as for those scripts, plus PFCOUNT_N (PFCOUNT requests: 20000, 2000 under callgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=throughput
-if [ "${1:-}" = instructions ]; then
-  mode=instructions
-  shift
-  N=${N:-20000}
-  PFCOUNT_N=${PFCOUNT_N:-2000}
-else
-  N=${1:-1000000}
-fi
+# shellcheck source=bench/custom.sh
+. bench/custom.sh
+custom_mode 1000000 "$@"
+[ "$mode" = instructions ] && PFCOUNT_N=${PFCOUNT_N:-2000}
 R=__rand_int__
 keys=""
 for i in 0 1 2 3 4 5 6 7 8 9; do keys="$keys hll:00000000000$i"; done
 export TESTS=${TESTS:-"pfadd pfcount10"}
 export CUSTOM="pfadd $N -r 10 PFADD hll:$R e:$R$R$R$R$R$R
 pfcount10 ${PFCOUNT_N:-20000} PFCOUNT$keys"
-if [ "$mode" = instructions ]; then
-  exec bench/instructions.sh "$@"
-fi
-exec bench/per_core.sh "$N"
+custom_run
