@@ -301,3 +301,64 @@ def test_busy_script_that_wrote_is_unkillable_until_shutdown_nosave(fresh_skein)
         pass
     assert server.proc.wait(timeout=30) == 0
     t.join(30)
+
+
+LIBRARY = """#!lua name=counters
+redis.register_function('bump', function(keys, args)
+  return redis.call('INCRBY', keys[1], args[1])
+end)
+redis.register_function{function_name='peek', callback=function(keys)
+  return redis.call('GET', keys[1])
+end, flags={'no-writes'}}
+redis.register_function('spin', function() local i = 0 while true do i = i + 1 end end)
+"""
+
+
+def test_functions_loaded_once_run_on_every_worker(fresh_skein):
+    server = fresh_skein(workers=WORKERS)
+    loader = RawConn(server.port)
+    assert loader.call("FUNCTION", "LOAD", LIBRARY) == b"$8\r\ncounters\r\n"
+    conns = [RawConn(server.port) for _ in range(3 * WORKERS)]
+    try:
+        for i, c in enumerate(conns):
+            assert parse(c.call("FCALL", "bump", "1", "n", "1")) == i + 1
+            assert parse(c.call("FCALL_RO", "peek", "1", "n")) == b"%d" % (i + 1)
+        # Replaced: every worker runs the new code.
+        new = LIBRARY.replace("INCRBY', keys[1], args[1]", "INCRBY', keys[1], 100")
+        assert loader.call("FUNCTION", "LOAD", "REPLACE", new) == b"$8\r\ncounters\r\n"
+        for c in conns:
+            parse(c.call("FCALL", "bump", "1", "n", "1"))
+        assert parse(loader.call("GET", "n")) == b"%d" % (len(conns) + 100 * len(conns))
+        r = redis.Redis(port=server.port)
+        assert r.fcall("bump", 1, "n", 1) == len(conns) * 101 + 100
+        assert r.fcall_ro("peek", 1, "n") == b"%d" % (len(conns) * 101 + 100)
+        r.close()
+    finally:
+        for c in conns + [loader]:
+            c.close()
+
+
+def test_busy_function_is_killed_by_function_kill(fresh_skein):
+    server = fresh_skein(workers=2)
+    setup = RawConn(server.port)
+    setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    assert setup.call("FUNCTION", "LOAD", LIBRARY) == b"$8\r\ncounters\r\n"
+    candidates = [RawConn(server.port) for _ in range(4)]
+    runner = RawConn(server.port)
+    result = []
+
+    def body():
+        try:
+            result.append(runner.call("FCALL", "spin", "1", "held"))
+        finally:
+            runner.close()
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    admin, busy = busy_connection(candidates + [setup], "held")
+    assert busy == (b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL "
+                    b"or SHUTDOWN NOSAVE.\r\n")
+    assert admin.call("SCRIPT", "KILL") == busy
+    assert admin.call("FUNCTION", "KILL") == b"+OK\r\n"
+    t.join(30)
+    assert result[0].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: spin")
+    admin.close()

@@ -12,6 +12,7 @@ pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod help;
@@ -147,6 +148,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         streams::COMMANDS,
         sort::COMMANDS,
         scripting::COMMANDS,
+        functions::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -46,14 +46,10 @@ fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
         Ok(n) => n,
         Err(e) => return ctx.out.error(e),
     };
-    if numkeys > (argv.len() - 3) as i64 {
-        return ctx
-            .out
-            .error("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return ctx.out.error("ERR Number of keys can't be negative");
-    }
+    let split = match run::keys_end(argv, numkeys) {
+        Ok(s) => s,
+        Err(e) => return ctx.out.error(e),
+    };
     let script = if by_sha {
         match ctx.srv.scripts.get(argv[1]) {
             Some(s) => s,
@@ -65,8 +61,8 @@ fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
             Err(e) => return ctx.out.error(&e),
         }
     };
-    let split = 3 + numkeys as usize;
-    run::run(ctx, &script, &argv[3..split], &argv[split..], ro);
+    let target = run::Target::Eval(&script);
+    run::run(ctx, &target, &argv[3..split], &argv[split..], ro);
 }
 
 /// The cached script with this body, compiled on this worker first when new.

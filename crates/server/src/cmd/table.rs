@@ -171,6 +171,8 @@ const LOCK_RULES: &[(&str, LockRule)] = &[
     ("evalsha", LockRule::Script),
     ("eval_ro", LockRule::Script),
     ("evalsha_ro", LockRule::Script),
+    ("fcall", LockRule::Script),
+    ("fcall_ro", LockRule::Script),
 ];
 
 /// Legacy (first, last, step) key positions, as COMMAND INFO and GETKEYS use them.

@@ -81,9 +81,14 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         }
         LockRule::Script => {
             spec_keys(srv, cmd, argv, db, plan);
-            let by_sha = cmd.name.starts_with("evalsha");
-            if let Some(arg) = argv.get(1) {
-                if srv.scripts.wants_whole_db(by_sha, arg) {
+            let scripts = &srv.scripts;
+            if let (true, Some(arg)) = (scripts.any_whole_db(), argv.get(1)) {
+                let whole = if cmd.name.starts_with("fcall") {
+                    scripts.functions.wants_whole_db(arg)
+                } else {
+                    scripts.wants_whole_db(cmd.name.starts_with("evalsha"), arg)
+                };
+                if whole {
                     plan.whole_db(db);
                 }
             }

@@ -116,6 +116,11 @@ impl Busy {
         })
     }
 
+    /// Is an EVAL script busy?
+    pub fn eval_busy(&self) -> bool {
+        self.active() && self.list.lock().iter().any(|h| h.eval.load(Relaxed))
+    }
+
     /// SCRIPT KILL (`eval`) / FUNCTION KILL: stop the timed-out runs of that kind that
     /// have not written. The error text when none could be.
     pub fn kill(&self, eval: bool) -> Result<(), &'static str> {

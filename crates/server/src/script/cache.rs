@@ -49,6 +49,8 @@ pub struct Scripts {
     vm: AtomicIsize,
     /// Runs past busy-reply-threshold (shared with each worker's Lua hook).
     pub busy: Arc<super::busy::Busy>,
+    /// The function libraries (FUNCTION LOAD).
+    pub functions: super::functions::Functions,
 }
 
 impl Scripts {
@@ -91,6 +93,16 @@ impl Scripts {
         if !script.whole_db.swap(true, Relaxed) {
             self.whole_db_count.fetch_add(1, Relaxed);
         }
+    }
+
+    /// Some function holds its whole database (the planner then looks FCALLs up).
+    pub fn mark_any_whole_db(&self) {
+        self.whole_db_count.fetch_add(1, Relaxed);
+    }
+
+    /// Is any script or function marked to hold its whole database?
+    pub fn any_whole_db(&self) -> bool {
+        self.whole_db_count.load(Relaxed) > 0
     }
 
     /// Does the script EVAL (`by_sha` false: `arg` is the body) or EVALSHA (`arg` is

@@ -8,6 +8,8 @@ pub mod busy;
 pub mod cache;
 pub mod convert;
 pub mod flags;
+pub mod functions;
+pub mod functions_lua;
 pub mod libs;
 pub mod raise;
 pub mod rand48;

@@ -14,6 +14,9 @@ use std::os::raw::c_int;
 /// Registry key of the running script's command function (`super::run`): called as
 /// `(mode, args...)`, returns `(value, raise)`.
 pub const RUN_KEY: &std::ffi::CStr = c"skein.run";
+/// Registry key of `redis.register_function`'s implementation: the library being loaded
+/// collects its functions there (`super::state::LuaState::load_library`).
+pub const LOAD_KEY: &std::ffi::CStr = c"skein.load";
 /// Registry key of the static API function (`super::state`), same convention.
 pub const API_KEY: &std::ffi::CStr = c"skein.api";
 
@@ -35,6 +38,8 @@ pub const SHA1HEX: u8 = 6;
 /// `math.random` and `math.randomseed` (errors are strings, as luaL_error's).
 pub const RANDOM: u8 = 7;
 pub const RANDOMSEED: u8 = 8;
+/// `redis.register_function` (while a library loads).
+pub const REGISTER: u8 = 9;
 
 /// Calls `registry[RUN_KEY or API_KEY](MODE, args...)` and raises its first result when
 /// its second is true, else returns the first.
@@ -46,7 +51,11 @@ pub const RANDOMSEED: u8 = 8;
 /// here). A C function has LUA_MINSTACK (20) free slots; it pushes at most 2 beyond its
 /// arguments before the call.
 pub unsafe extern "C-unwind" fn trampoline<const MODE: u8>(state: *mut ffi::lua_State) -> c_int {
-    let key = if MODE <= ACL { RUN_KEY } else { API_KEY };
+    let key = match MODE {
+        CALL | PCALL | ACL => RUN_KEY,
+        REGISTER => LOAD_KEY,
+        _ => API_KEY,
+    };
     // SAFETY: see the function's documentation; every call below is on `state`, the
     // running Lua state handed to this C function.
     unsafe {

@@ -19,6 +19,8 @@
 //! MULTI/EXEC when there are several), as Redis 7.0 does.
 
 use super::cache::Script;
+use super::flags::ScriptFlags;
+use super::functions::{Function as LibFunction, Library};
 use super::state::{self, LuaState, RUN};
 use super::{convert, raise};
 use crate::cmd::Ctx;
@@ -40,9 +42,47 @@ const BUSY_WAIT: Duration = Duration::from_secs(1);
 /// How many times a run is started again under a wider lock.
 const MAX_ATTEMPTS: usize = 3;
 
+/// What runs: an EVAL script, or a function of a library (FCALL).
+pub enum Target<'a> {
+    Eval(&'a Arc<Script>),
+    Function(&'a Arc<Library>, &'a LibFunction),
+}
+
+impl Target<'_> {
+    fn flags(&self) -> ScriptFlags {
+        match self {
+            Target::Eval(s) => s.flags,
+            Target::Function(_, f) => f.flags,
+        }
+    }
+
+    /// The name in errors and logs: the SHA, or the function's name.
+    fn name(&self) -> &[u8] {
+        match self {
+            Target::Eval(s) => &s.sha,
+            Target::Function(_, f) => &f.name,
+        }
+    }
+
+    fn is_eval(&self) -> bool {
+        matches!(self, Target::Eval(_))
+    }
+
+    /// Later runs hold the whole database from the start.
+    fn mark_whole_db(&self, srv: &crate::server::Server) {
+        match self {
+            Target::Eval(s) => srv.scripts.mark_whole_db(s),
+            Target::Function(_, f) => {
+                f.whole_db.store(true, Relaxed);
+                srv.scripts.mark_any_whole_db();
+            }
+        }
+    }
+}
+
 /// The state of one run, shared by its `redis.call`s.
 struct Run<'s> {
-    script: &'s Script,
+    target: &'s Target<'s>,
     /// The database the script's commands run in (SELECT inside the script changes it).
     db: usize,
     read_only: bool,
@@ -55,10 +95,21 @@ struct Run<'s> {
     abort: Table,
 }
 
+/// Where the keys of `EVAL|FCALL x numkeys key... arg...` end, or Redis's error.
+pub fn keys_end(argv: &[&[u8]], numkeys: i64) -> Result<usize, &'static str> {
+    if numkeys > (argv.len() - 3) as i64 {
+        return Err("ERR Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return Err("ERR Number of keys can't be negative");
+    }
+    Ok(3 + numkeys as usize)
+}
+
 /// Run `script` for the client of `ctx` (EVAL/EVALSHA after their argument checks) and
 /// reply.
-pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], ro: bool) {
-    let flags = script.flags;
+pub fn run(ctx: &mut Ctx, target: &Target, keys: &[&[u8]], args: &[&[u8]], ro: bool) {
+    let flags = target.flags();
     if ro && !flags.compat && !flags.no_writes {
         return ctx
             .out
@@ -71,11 +122,11 @@ pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], 
     let caller_db = ctx.client.db;
     for attempt in 1..=MAX_ATTEMPTS {
         RUN.with(|r| {
-            r.begin(ctx.srv, script.sha, true);
+            r.begin(ctx.srv, target.name(), target.is_eval());
             r.handle.set_held(ctx.keys.scope(), ctx.keys.held_shards());
         });
         let outcome = state::with(ctx.srv, |st| {
-            attempt_run(ctx, st, script, keys, args, flags.read_only(ro), own_ops)
+            attempt_run(ctx, st, target, keys, args, flags.read_only(ro), own_ops)
         })
         .and_then(|r| r);
         ctx.client.db = caller_db;
@@ -86,7 +137,7 @@ pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], 
                 break;
             }
             Ok(Some(all)) if attempt < MAX_ATTEMPTS => {
-                ctx.srv.scripts.mark_whole_db(script);
+                target.mark_whole_db(ctx.srv);
                 let mut plan = Plan::new();
                 if all {
                     plan.all();
@@ -117,18 +168,33 @@ pub fn run(ctx: &mut Ctx, script: &Arc<Script>, keys: &[&[u8]], args: &[&[u8]], 
 fn attempt_run(
     ctx: &mut Ctx,
     st: &mut LuaState,
-    script: &Script,
+    target: &Target,
     keys: &[&[u8]],
     args: &[&[u8]],
     read_only: bool,
     may_restart: bool,
 ) -> Result<Option<bool>, String> {
-    let f = st.function(script)?;
     let lua_err = |e: mlua::Error| format!("ERR Error running script: {e}");
-    st.set_array("KEYS", keys).map_err(lua_err)?;
-    st.set_array("ARGV", args).map_err(lua_err)?;
+    // EVAL: KEYS and ARGV are globals; a function gets them as its two arguments.
+    let (f, call_args) = match target {
+        Target::Eval(script) => {
+            let f = st.function(script)?;
+            st.set_array("KEYS", keys).map_err(lua_err)?;
+            st.set_array("ARGV", args).map_err(lua_err)?;
+            (f, None)
+        }
+        Target::Function(lib, def) => {
+            let f = st.library_function(lib, &def.name)?;
+            // Functions have no KEYS/ARGV globals (Redis runs them in a Lua of their own).
+            st.globals.raw_set("KEYS", Value::Nil).map_err(lua_err)?;
+            st.globals.raw_set("ARGV", Value::Nil).map_err(lua_err)?;
+            let k = st.array(keys).map_err(lua_err)?;
+            let a = st.array(args).map_err(lua_err)?;
+            (f, Some((k, a)))
+        }
+    };
     let run = Run {
-        script,
+        target,
         db: ctx.client.db,
         read_only,
         wrote: false,
@@ -145,7 +211,12 @@ fn attempt_run(
         })?;
         let key = raise::key_str(raise::RUN_KEY);
         st.lua.set_named_registry_value(key, call)?;
-        let r = st.xpcall.call::<(bool, Value)>((f, st.handler.clone()));
+        let r = match call_args {
+            None => st.xpcall.call::<(bool, Value)>((f, st.handler.clone())),
+            Some((k, a)) => st
+                .call_with
+                .call::<(bool, Value)>((f, st.handler.clone(), k, a)),
+        };
         st.lua.unset_named_registry_value(key)?;
         r
     });
@@ -158,14 +229,15 @@ fn attempt_run(
             let resp3 = RUN.with(|r| r.resp3.get());
             convert::lua_to_reply(&v, ctx.out, resp3).map_err(lua_err)?;
         }
-        Ok((false, err)) => script_error(ctx.out, &err, script),
+        Ok((false, err)) => script_error(ctx.out, &err, target),
         Err(e) => return Err(lua_err(e)),
     }
     Ok(None)
 }
 
 /// The reply to a script that raised `err` (Redis's luaCallFunction).
-fn script_error(out: &mut ReplyBuf, err: &Value, script: &Script) {
+fn script_error(out: &mut ReplyBuf, err: &Value, target: &Target) {
+    let name = String::from_utf8_lossy(target.name());
     let Value::Table(t) = err else {
         let msg = match err {
             Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
@@ -173,8 +245,8 @@ fn script_error(out: &mut ReplyBuf, err: &Value, script: &Script) {
         };
         let msg: String = msg.chars().take(100).collect();
         return out.error(&format!(
-            "ERR Error running script f_{}, {msg}",
-            script.sha_str()
+            "ERR Error running script {}{name}, {msg}",
+            if target.is_eval() { "f_" } else { "" }
         ));
     };
     let field = |name: &str| -> Option<Vec<u8>> {
@@ -187,7 +259,7 @@ fn script_error(out: &mut ReplyBuf, err: &Value, script: &Script) {
     };
     let mut msg = field("err").unwrap_or_default();
     if let (Some(line), Some(source)) = (field("line"), field("source")) {
-        msg.extend_from_slice(format!(" script: {}, on ", script.sha_str()).as_bytes());
+        msg.extend_from_slice(format!(" script: {name}, on ").as_bytes());
         msg.extend_from_slice(&source);
         msg.push(b':');
         msg.extend_from_slice(&line);
@@ -321,7 +393,7 @@ fn hold_keys(
         run.restart = Some(run.db != ctx.client.db || plan.scope() == engine::Scope::All);
         return Err(None);
     }
-    ctx.srv.scripts.mark_whole_db(run.script);
+    run.target.mark_whole_db(ctx.srv);
     let start = Instant::now();
     for round in 0u32.. {
         if start.elapsed() >= BUSY_WAIT {

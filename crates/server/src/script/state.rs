@@ -16,6 +16,7 @@
 
 use super::busy::{Busy, RunHandle, KILLED};
 use super::cache::{Script, Sha};
+use super::functions::Library;
 use super::{convert, raise};
 use crate::server::Server;
 use mlua::{
@@ -113,11 +114,27 @@ R.setmetatable = function(t, m)
   if protected[t] then lua_error('Attempt to modify a readonly table', 0) end
   return lua_setmetatable(t, m)
 end
-G.setmetatable(R, {__index = function(_, k)
+local function nonexistent(_, k)
   lua_error("Script attempted to access nonexistent global variable '" .. lua_tostring(k) .. "'", 2)
-end})
+end
+G.setmetatable(R, {__index = nonexistent})
 G.setmetatable(E, {__index = R, __newindex = readonly, __metatable = {}})
-return E, R
+
+-- What a library's code sees while it loads (Redis's LIBRARY_API): redis.register_function,
+-- redis.log and the version fields. make_env gives a library its globals and the
+-- function that switches them to the scripts' globals once it has loaded.
+local load_redis = {
+  register_function = rust.register_function, log = redis.log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+}
+G.setmetatable(load_redis, {__index = nonexistent})
+local LOAD = G.setmetatable({redis = protect(load_redis)}, {__index = nonexistent})
+local function make_env()
+  local mt = {__index = LOAD, __newindex = readonly, __metatable = {}}
+  return G.setmetatable({}, mt), function() mt.__index = R end
+end
+return E, R, make_env
 "#;
 
 thread_local! {
@@ -140,7 +157,8 @@ pub struct RunFlags {
     /// busy-reply-threshold when the run started (0: never busy).
     threshold_ms: Cell<i64>,
     timed_out: Cell<bool>,
-    sha: Cell<Sha>,
+    /// The script's SHA or the function's name (for the log).
+    name: RefCell<Vec<u8>>,
     /// This thread's handle, reused by each run (see `super::busy`).
     pub handle: Arc<RunHandle>,
 }
@@ -155,7 +173,7 @@ impl Default for RunFlags {
             start: Cell::new(Instant::now()),
             threshold_ms: Cell::new(0),
             timed_out: Cell::new(false),
-            sha: Cell::new([b'0'; 40]),
+            name: RefCell::new(Vec::new()),
             handle: Arc::new(RunHandle::default()),
         }
     }
@@ -163,7 +181,7 @@ impl Default for RunFlags {
 
 impl RunFlags {
     /// A run of the script `sha` starts (`eval`: not a function).
-    pub fn begin(&self, srv: &Server, sha: Sha, eval: bool) {
+    pub fn begin(&self, srv: &Server, name: &[u8], eval: bool) {
         let hot = &srv.config.hot;
         self.resp3.set(false);
         self.repl.set(3);
@@ -173,7 +191,9 @@ impl RunFlags {
         self.threshold_ms
             .set(hot.busy_reply_threshold_ms.load(Relaxed));
         self.timed_out.set(false);
-        self.sha.set(sha);
+        let mut n = self.name.borrow_mut();
+        n.clear();
+        n.extend_from_slice(name);
         self.handle.reset(eval);
     }
 
@@ -200,12 +220,12 @@ impl RunFlags {
             self.timed_out.set(true);
             busy.enter(&self.handle);
             let eval = self.handle.eval.load(Relaxed);
-            let sha = self.sha.get();
+            let name = self.name.borrow();
             crate::log::warning(&format!(
                 "Slow script detected: still in execution after {elapsed} milliseconds. You can try \
                  killing the script using the {} command. Script name is: {}.",
                 if eval { "SCRIPT KILL" } else { "FUNCTION KILL" },
-                String::from_utf8_lossy(&sha)
+                String::from_utf8_lossy(&name)
             ));
         }
         if busy.shutdown.load(Relaxed) {
@@ -229,10 +249,18 @@ pub struct LuaState {
     functions: HashMap<Sha, Function>,
     /// The allow-listed globals (KEYS and ARGV go here).
     pub globals: Table,
+    /// Gives a library its globals (see BOOTSTRAP).
+    make_env: Function,
+    /// `redis.register_function` outside FUNCTION LOAD.
+    register_outside: Function,
+    /// The libraries compiled here: name -> (library id, its functions).
+    libraries: HashMap<Vec<u8>, CompiledLibrary>,
     /// The value a restart request raises (see `super::run`).
     pub abort: Table,
     /// Lua's own xpcall, and the error handler scripts run under.
     pub xpcall: Function,
+    /// `call_with(f, handler, keys, args)`: xpcall of `f(keys, args)` (FCALL).
+    pub call_with: Function,
     pub handler: Function,
 }
 
@@ -272,13 +300,26 @@ impl LuaState {
         let abort = lua.create_table()?;
         // The bootstrap chunk's closures see an empty environment: nothing they are
         // reachable from (getfenv) leads back to the real globals.
-        let (env, globals): (Table, Table) = lua
+        let (env, globals, make_env): (Table, Table, Function) = lua
             .load(BOOTSTRAP)
             .set_name("=skein")
             .set_environment(lua.create_table()?)
             .call((real, rust, abort.clone()))?;
         lua.set_globals(env)?;
+        let register_outside = lua.create_function(|lua, _: MultiValue| {
+            let e = convert::error_table(
+                lua,
+                b"redis.register_function can only be called on FUNCTION LOAD command",
+            )?;
+            Ok((Value::Table(e), true))
+        })?;
+        lua.set_named_registry_value(raise::key_str(raise::LOAD_KEY), register_outside.clone())?;
         let handler = error_handler(&lua, tostring)?;
+        let call_with: Function = lua
+            .load("local xpcall = ...\nreturn function(f, h, k, a) return xpcall(function() return f(k, a) end, h) end")
+            .set_name("=skein")
+            .set_environment(lua.create_table()?)
+            .call(xpcall.clone())?;
         // Redis's luaMaskCountHook: every 100,000 instructions, the busy-script check.
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(100_000),
@@ -293,8 +334,12 @@ impl LuaState {
             reported: 0,
             functions: HashMap::new(),
             globals,
+            make_env,
+            register_outside,
+            libraries: HashMap::new(),
             abort,
             xpcall,
+            call_with,
             handler,
         })
     }
@@ -325,14 +370,115 @@ impl LuaState {
             })
     }
 
+    /// The callback of function `name` of `lib` in this state (the library compiled here
+    /// on first use).
+    pub fn library_function(&mut self, lib: &Library, name: &[u8]) -> Result<Function, String> {
+        if let Some((id, fns)) = self.libraries.get(&lib.name) {
+            if *id == lib.id {
+                return fns
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| "ERR Function not found".into());
+            }
+        }
+        let fns: HashMap<Vec<u8>, Function> = self
+            .load_library(lib.body())?
+            .into_iter()
+            .map(|r| (r.name, r.callback))
+            .collect();
+        let f = fns.get(name).cloned();
+        self.libraries.insert(lib.name.clone(), (lib.id, fns));
+        f.ok_or_else(|| "ERR Function not found".into())
+    }
+
+    /// Run a library's code (after its shebang line) so it registers its functions, as
+    /// Redis's luaEngineCreate does. The error is the reply's text.
+    pub fn load_library(&self, body: &[u8]) -> Result<Vec<Registered>, String> {
+        let lua_err = |e: mlua::Error| format!("ERR {e}");
+        let (env, activate): (Table, Function) = self.make_env.call(()).map_err(lua_err)?;
+        let chunk = self
+            .lua
+            .load(body)
+            .set_name("@user_function")
+            .set_environment(env)
+            .into_function()
+            .map_err(|e| {
+                let msg = match e {
+                    mlua::Error::SyntaxError { message, .. } => message,
+                    other => other.to_string(),
+                };
+                format!("ERR Error compiling function: {msg}")
+            })?;
+        let collected = RefCell::new(Vec::new());
+        let key = raise::key_str(raise::LOAD_KEY);
+        let result = self.lua.scope(|scope| {
+            let register = scope.create_function(|lua, args: MultiValue| {
+                let args: Vec<Value> = args.into_iter().skip(1).collect();
+                let registered = super::functions_lua::register(&args, &collected.borrow());
+                match registered {
+                    Ok(r) => {
+                        collected.borrow_mut().push(r);
+                        Ok((Value::Nil, false))
+                    }
+                    Err(msg) => Ok((
+                        Value::Table(convert::error_table(lua, msg.as_bytes())?),
+                        true,
+                    )),
+                }
+            })?;
+            self.lua.set_named_registry_value(key, register)?;
+            let r = self
+                .xpcall
+                .call::<(bool, Value)>((chunk, self.handler.clone()));
+            self.lua
+                .set_named_registry_value(key, self.register_outside.clone())?;
+            r
+        });
+        match result.map_err(lua_err)? {
+            (true, _) => {}
+            (false, err) => {
+                let msg = match &err {
+                    Value::Table(t) => t.get::<Option<mlua::LuaString>>("err").ok().flatten(),
+                    _ => None,
+                };
+                let msg = msg.map_or(String::new(), |m| {
+                    String::from_utf8_lossy(&m.as_bytes()).into_owned()
+                });
+                return Err(format!("ERR Error registering functions: {msg}"));
+            }
+        }
+        activate.call::<()>(()).map_err(lua_err)?;
+        let list = collected.into_inner();
+        if list.is_empty() {
+            return Err("ERR No functions registered".into());
+        }
+        Ok(list)
+    }
+
     /// Set a global of the sandbox (KEYS, ARGV) to an array of strings.
     pub fn set_array(&self, name: &str, items: &[&[u8]]) -> mlua::Result<()> {
+        self.globals.raw_set(name, self.array(items)?)
+    }
+
+    /// An array of strings.
+    pub fn array(&self, items: &[&[u8]]) -> mlua::Result<Table> {
         let t = self.lua.create_table_with_capacity(items.len(), 0)?;
         for (i, it) in items.iter().enumerate() {
             t.raw_set(i + 1, self.lua.create_string(it)?)?;
         }
-        self.globals.raw_set(name, t)
+        Ok(t)
     }
+}
+
+/// A library compiled in a worker's state: its load's id and its functions' callbacks.
+type CompiledLibrary = (u64, HashMap<Vec<u8>, Function>);
+
+/// A function a library registered.
+pub struct Registered {
+    pub name: Vec<u8>,
+    pub description: Option<Vec<u8>>,
+    pub flags: super::flags::ScriptFlags,
+    pub callback: Function,
 }
 
 /// Redis's `__redis__err__handler`: the error as a table, with the source and line of
@@ -427,7 +573,7 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
             }
         })?,
     )?;
-    let c_functions: [(&str, ffi::lua_CFunction); 9] = [
+    let c_functions: [(&str, ffi::lua_CFunction); 10] = [
         ("call", raise::trampoline::<{ raise::CALL }>),
         ("pcall", raise::trampoline::<{ raise::PCALL }>),
         ("acl_check_cmd", raise::trampoline::<{ raise::ACL }>),
@@ -437,6 +583,10 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
         ("sha1hex", raise::trampoline::<{ raise::SHA1HEX }>),
         ("random", raise::trampoline::<{ raise::RANDOM }>),
         ("randomseed", raise::trampoline::<{ raise::RANDOMSEED }>),
+        (
+            "register_function",
+            raise::trampoline::<{ raise::REGISTER }>,
+        ),
     ];
     for (name, f) in c_functions {
         // SAFETY: `trampoline` is a lua_CFunction that is sound to call from Lua (see
@@ -554,7 +704,7 @@ pub fn number(v: &Value) -> Option<f64> {
 }
 
 /// A string, or a number as Lua's tostring shows it (lua_tolstring).
-fn lua_bytes(v: &Value) -> Option<Vec<u8>> {
+pub fn lua_bytes(v: &Value) -> Option<Vec<u8>> {
     match v {
         Value::String(s) => Some(s.as_bytes().to_vec()),
         Value::Integer(i) => Some(i.to_string().into_bytes()),

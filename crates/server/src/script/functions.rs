@@ -1,0 +1,230 @@
+//! Functions (FUNCTION LOAD, FCALL): the server's libraries, one registry for every
+//! worker. Each worker compiles a library into its own Lua state the first time it runs
+//! one of its functions (`super::state::LuaState::library`), running the library's code
+//! with only `redis.register_function`, `redis.log` and the version fields in reach, as
+//! Redis's library loading does.
+
+use super::flags::ScriptFlags;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// One registered function of a library.
+pub struct Function {
+    pub name: Vec<u8>,
+    pub description: Option<Vec<u8>>,
+    pub flags: ScriptFlags,
+    /// A run reached a key it did not declare while another client held it (see
+    /// `super::cache::Script::whole_db`).
+    pub whole_db: AtomicBool,
+}
+
+/// One library: its code (shebang included) and its functions.
+pub struct Library {
+    /// Unique per load (a replaced library gets a new id, so workers recompile it).
+    pub id: u64,
+    pub name: Vec<u8>,
+    pub code: Vec<u8>,
+    /// Where the code after the shebang line starts (its line feed kept).
+    pub body_start: usize,
+    pub functions: Vec<Function>,
+}
+
+impl Library {
+    pub fn body(&self) -> &[u8] {
+        &self.code[self.body_start..]
+    }
+
+    pub fn function(&self, name: &[u8]) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+}
+
+/// What a library's shebang says (Redis's functionExtractLibMetaData).
+pub struct Metadata {
+    pub engine: Vec<u8>,
+    pub name: Vec<u8>,
+    pub body_start: usize,
+}
+
+pub fn metadata(code: &[u8]) -> Result<Metadata, String> {
+    if !code.starts_with(b"#!") {
+        return Err("Missing library metadata".into());
+    }
+    let Some(end) = code.iter().position(|&b| b == b'\n') else {
+        return Err("Invalid library metadata".into());
+    };
+    let parts = match resp::parse::split_args(&code[..end]) {
+        Some(p) if !p.is_empty() => p,
+        _ => return Err("Invalid library metadata".into()),
+    };
+    let engine = parts[0][2..].to_vec();
+    let mut name = None;
+    for part in &parts[1..] {
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
+            if name.is_some() {
+                return Err(
+                    "Invalid metadata value, name argument was given multiple times".into(),
+                );
+            }
+            name = Some(part[5..].to_vec());
+            continue;
+        }
+        return Err(format!(
+            "Invalid metadata value given: {}",
+            String::from_utf8_lossy(part)
+        ));
+    }
+    let Some(name) = name else {
+        return Err("Library name was not given".into());
+    };
+    Ok(Metadata {
+        engine,
+        name,
+        body_start: end,
+    })
+}
+
+/// Redis's functionsVerifyName: letters, digits and underscores, at least one.
+pub fn valid_name(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+pub const BAD_NAME: &str = "Library names can only contain letters, numbers, or \
+                            underscores(_) and must be at least one character long";
+
+#[derive(Default)]
+struct Registry {
+    libraries: HashMap<Vec<u8>, Arc<Library>>,
+    /// Function name -> its library.
+    functions: HashMap<Vec<u8>, Arc<Library>>,
+}
+
+/// The server's libraries.
+#[derive(Default)]
+pub struct Functions {
+    registry: RwLock<Registry>,
+    next_id: AtomicU64,
+}
+
+impl Functions {
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Relaxed) + 1
+    }
+
+    /// The library holding function `name`.
+    pub fn library_of(&self, name: &[u8]) -> Option<Arc<Library>> {
+        self.registry.read().functions.get(name).cloned()
+    }
+
+    /// Add `lib` (replacing the library of the same name when `replace`). The error is
+    /// the reply's text.
+    pub fn add(&self, lib: Library, replace: bool) -> Result<(), String> {
+        let mut r = self.registry.write();
+        let old = r.libraries.get(&lib.name).cloned();
+        if old.is_some() && !replace {
+            return Err(format!(
+                "Library '{}' already exists",
+                String::from_utf8_lossy(&lib.name)
+            ));
+        }
+        for f in &lib.functions {
+            if let Some(owner) = r.functions.get(&f.name) {
+                if owner.name != lib.name {
+                    return Err(format!(
+                        "Function {} already exists",
+                        String::from_utf8_lossy(&f.name)
+                    ));
+                }
+            }
+        }
+        if let Some(old) = old {
+            for f in &old.functions {
+                r.functions.remove(&f.name);
+            }
+        }
+        let lib = Arc::new(lib);
+        for f in &lib.functions {
+            r.functions.insert(f.name.clone(), lib.clone());
+        }
+        r.libraries.insert(lib.name.clone(), lib);
+        Ok(())
+    }
+
+    pub fn exists(&self, library: &[u8]) -> bool {
+        self.registry.read().libraries.contains_key(library)
+    }
+
+    /// FUNCTION DELETE: false if there is no such library.
+    pub fn delete(&self, name: &[u8]) -> bool {
+        let mut r = self.registry.write();
+        let Some(lib) = r.libraries.remove(name) else {
+            return false;
+        };
+        for f in &lib.functions {
+            r.functions.remove(&f.name);
+        }
+        true
+    }
+
+    /// FUNCTION FLUSH.
+    pub fn flush(&self) {
+        *self.registry.write() = Registry::default();
+    }
+
+    /// Every library, sorted by name.
+    pub fn libraries(&self) -> Vec<Arc<Library>> {
+        let mut v: Vec<_> = self.registry.read().libraries.values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// (libraries, functions) counts.
+    pub fn counts(&self) -> (usize, usize) {
+        let r = self.registry.read();
+        (r.libraries.len(), r.functions.len())
+    }
+
+    /// Does FCALL of `name` hold its whole database (see `Function::whole_db`)?
+    pub fn wants_whole_db(&self, name: &[u8]) -> bool {
+        self.library_of(name)
+            .and_then(|l| l.function(name).map(|f| f.whole_db.load(Relaxed)))
+            .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_metadata() {
+        let m = metadata(b"#!lua name=mylib\nreturn 1").unwrap();
+        assert_eq!(
+            (m.engine.as_slice(), m.name.as_slice(), m.body_start),
+            (&b"lua"[..], &b"mylib"[..], 16)
+        );
+        assert_eq!(
+            metadata(b"return 1").err().unwrap(),
+            "Missing library metadata"
+        );
+        assert_eq!(
+            metadata(b"#!lua name=x").err().unwrap(),
+            "Invalid library metadata"
+        );
+        assert_eq!(
+            metadata(b"#!lua\n").err().unwrap(),
+            "Library name was not given"
+        );
+        assert_eq!(
+            metadata(b"#!lua name=a name=b\n").err().unwrap(),
+            "Invalid metadata value, name argument was given multiple times"
+        );
+        assert_eq!(
+            metadata(b"#!lua foo=bar\n").err().unwrap(),
+            "Invalid metadata value given: foo=bar"
+        );
+        assert!(valid_name(b"a_1") && !valid_name(b"") && !valid_name(b"a-b"));
+    }
+}
