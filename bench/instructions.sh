@@ -34,6 +34,8 @@ per_thread() { # "thread count" for each thread's file of the last dump, then re
 }
 
 for bin in "$@"; do
+  # The server runs from the temporary directory: make a relative path absolute.
+  case "$bin" in /*) ;; */*) bin="$PWD/$bin" ;; esac
   port=$((30000 + RANDOM % 10000))
   if [[ "$bin" == *redis-server ]]; then
     args=(--port "$port" --bind 127.0.0.1 --save "" --appendonly no)
