@@ -184,10 +184,16 @@ pub fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>, compress: bool) {
 pub fn dump_payload(v: ValueRef<'_>, compress: bool) -> Vec<u8> {
     let mut out = vec![object_type(v)];
     write_object(&mut out, v, compress);
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(0, &out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    seal_payload(&mut out);
     out
+}
+
+/// End a DUMP-style payload (DUMP, FUNCTION DUMP): the RDB version (2 bytes LE) and the
+/// CRC64 of everything before (8 bytes LE).
+pub fn seal_payload(out: &mut Vec<u8>) {
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(0, out);
+    out.extend_from_slice(&crc.to_le_bytes());
 }
 
 /// verifyDumpPayload: long enough, a version this server reads, and (unless `skip_crc`) a

@@ -19,7 +19,14 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("function|stats", function_stats),
     ("function|kill", function_kill),
     ("function|help", function_help),
+    ("function|dump", function_dump),
+    ("function|restore", function_restore),
 ];
+
+/// RDB_OPCODE_FUNCTION2: a library's code follows.
+const OPCODE_FUNCTION2: u8 = 245;
+/// RDB_OPCODE_FUNCTION: Redis 7.0's release candidates' library format.
+const OPCODE_FUNCTION: u8 = 246;
 
 /// Flag names in the order FUNCTION LIST shows them (Redis's scripts_flags_def).
 const FLAG_NAMES: [&str; 5] = [
@@ -83,6 +90,22 @@ fn function_load(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// Compile `code` on this worker, collect its functions and add the library. The error
 /// is the reply's text.
 fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
+    let lib = compile(ctx, code, |name| {
+        !replace && ctx.srv.scripts.functions.exists(name)
+    })?;
+    let name = lib.name.clone();
+    ctx.srv
+        .scripts
+        .functions
+        .add(lib, replace)
+        .map_err(|e| format!("ERR {e}"))?;
+    ctx.keys.add_dirty(1);
+    Ok(name)
+}
+
+/// A library from its code, compiled on this worker (Redis's functionsCreateWithLibraryCtx
+/// up to linking it); `taken(name)`: a library of that name already exists.
+fn compile(ctx: &Ctx, code: &[u8], taken: impl Fn(&[u8]) -> bool) -> Result<Library, String> {
     let md = functions::metadata(code).map_err(|e| format!("ERR {e}"))?;
     if !functions::valid_name(&md.name) {
         return Err(format!("ERR {BAD_NAME}"));
@@ -94,7 +117,7 @@ fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
         ));
     }
     let registry = &ctx.srv.scripts.functions;
-    if !replace && registry.exists(&md.name) {
+    if taken(&md.name) {
         return Err(format!(
             "ERR Library '{}' already exists",
             String::from_utf8_lossy(&md.name)
@@ -102,7 +125,7 @@ fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
     }
     let body = &code[md.body_start..];
     let registered = state::with(ctx.srv, |st| st.load_library(body))??;
-    let lib = Library {
+    Ok(Library {
         id: registry.next_id(),
         name: md.name.clone(),
         code: code.to_vec(),
@@ -116,10 +139,97 @@ fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
                 whole_db: Default::default(),
             })
             .collect(),
-    };
-    registry.add(lib, replace).map_err(|e| format!("ERR {e}"))?;
-    ctx.keys.add_dirty(1);
-    Ok(md.name)
+    })
+}
+
+/// FUNCTION DUMP: each library's code after RDB_OPCODE_FUNCTION2, then the RDB version
+/// and CRC64, as Redis writes it.
+fn function_dump(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    let compress = super::dump::compression(ctx);
+    let mut out = Vec::new();
+    for lib in ctx.srv.scripts.functions.libraries() {
+        out.push(OPCODE_FUNCTION2);
+        engine::rdb::write_string(&mut out, &lib.code, compress);
+    }
+    engine::rdb::seal_payload(&mut out);
+    ctx.out.bulk(&out);
+}
+
+/// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
+fn function_restore(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if argv.len() > 4 {
+        return subcommand_syntax_error(ctx, argv);
+    }
+    let (mut flush, mut replace) = (false, false);
+    if let Some(p) = argv.get(3) {
+        if is(p, "flush") {
+            flush = true;
+        } else if is(p, "replace") {
+            replace = true;
+        } else if !is(p, "append") {
+            return ctx.out.error(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            );
+        }
+    }
+    let data = argv[2];
+    if !engine::rdb::verify_payload(data, false) {
+        return ctx
+            .out
+            .error("ERR DUMP payload version or checksum are wrong");
+    }
+    match restored_libraries(ctx, &data[..data.len() - 10]) {
+        Ok(libs) => match ctx.srv.scripts.functions.restore(libs, flush, replace) {
+            Ok(()) => {
+                ctx.keys.add_dirty(1);
+                ctx.out.ok();
+            }
+            Err(e) => ctx.out.error(&format!("ERR {e}")),
+        },
+        Err(e) => ctx.out.error(&e),
+    }
+}
+
+/// The libraries of a FUNCTION DUMP payload (footer removed), compiled here.
+fn restored_libraries(ctx: &Ctx, body: &[u8]) -> Result<Vec<Library>, String> {
+    let mut reader = engine::rdb::Reader::new(body);
+    let mut libs: Vec<Library> = Vec::new();
+    while reader.remaining() > 0 {
+        let t = reader
+            .read_u8()
+            .map_err(|_| "ERR can not read data type".to_string())?;
+        let string = |r: &mut engine::rdb::Reader, what: &str| {
+            r.read_string()
+                .map(|s| s.into_bytes().into_owned())
+                .map_err(|_| format!("ERR Failed loading {what}"))
+        };
+        let code = match t {
+            OPCODE_FUNCTION2 => string(&mut reader, "library payload")?,
+            // 7.0's release candidates: name, engine, description, code.
+            OPCODE_FUNCTION => {
+                let name = string(&mut reader, "library name")?;
+                let engine_name = string(&mut reader, "engine name")?;
+                let has_desc = reader
+                    .read_len()
+                    .map_err(|_| "ERR Failed loading library description indicator".to_string())?;
+                if has_desc != 0 {
+                    string(&mut reader, "library description")?;
+                }
+                let blob = string(&mut reader, "library blob")?;
+                let mut code = b"#!".to_vec();
+                code.extend_from_slice(&engine_name);
+                code.extend_from_slice(b" name=");
+                code.extend_from_slice(&name);
+                code.push(b'\n');
+                code.extend_from_slice(&blob);
+                code
+            }
+            _ => return Err("ERR given type is not a function".into()),
+        };
+        let lib = compile(ctx, &code, |name| libs.iter().any(|l| l.name == name))?;
+        libs.push(lib);
+    }
+    Ok(libs)
 }
 
 fn function_delete(ctx: &mut Ctx, argv: &[&[u8]]) {

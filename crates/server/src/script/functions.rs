@@ -156,6 +156,48 @@ impl Functions {
         self.registry.read().libraries.contains_key(library)
     }
 
+    /// FUNCTION RESTORE: add `libs` with Redis's policy (`flush` first, or on a name
+    /// collision `replace` or fail), all or nothing. The error is the reply's text.
+    pub fn restore(&self, libs: Vec<Library>, flush: bool, replace: bool) -> Result<(), String> {
+        let mut r = self.registry.write();
+        let mut next = if flush {
+            Registry::default()
+        } else {
+            Registry {
+                libraries: r.libraries.clone(),
+                functions: r.functions.clone(),
+            }
+        };
+        for lib in libs {
+            if let Some(old) = next.libraries.get(&lib.name).cloned() {
+                if !replace {
+                    return Err(format!(
+                        "Library {} already exists",
+                        String::from_utf8_lossy(&lib.name)
+                    ));
+                }
+                for f in &old.functions {
+                    next.functions.remove(&f.name);
+                }
+            }
+            for f in &lib.functions {
+                if next.functions.contains_key(&f.name) {
+                    return Err(format!(
+                        "Function {} already exists",
+                        String::from_utf8_lossy(&f.name)
+                    ));
+                }
+            }
+            let lib = Arc::new(lib);
+            for f in &lib.functions {
+                next.functions.insert(f.name.clone(), lib.clone());
+            }
+            next.libraries.insert(lib.name.clone(), lib);
+        }
+        *r = next;
+        Ok(())
+    }
+
     /// FUNCTION DELETE: false if there is no such library.
     pub fn delete(&self, name: &[u8]) -> bool {
         let mut r = self.registry.write();
