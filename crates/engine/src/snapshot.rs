@@ -156,9 +156,24 @@ impl Keyspace {
         let per_db = self.db(0).shard_count();
         let snap = Arc::new(Snapshot::new(self.len(), per_db, opts));
         *cur = Some(snap.clone());
+        // Released before the shards are taken: a writer holding a shard may be reading
+        // the slot (it saw the previous snapshot's flag).
+        drop(cur);
+        // The cut must not fall inside a command: one holding several shards (MSET, EXEC,
+        // a script) could have modified some of them before the snapshot was installed
+        // and the rest after, which would write the rest out as they were before the
+        // command and the first ones after it. So the snapshot is installed with every
+        // shard held, taken in (db, shard) order like any whole-keyspace plan (lockers of
+        // several shards never wait while holding one, so this cannot deadlock): no
+        // command is part-way through.
+        let mut held = Vec::with_capacity(self.len() * per_db);
+        for d in 0..self.len() {
+            held.extend(self.db(d).shards.iter().map(|m| m.lock()));
+        }
         // Writers check this after taking a shard's lock; the saver takes a shard's lock
         // only after this store, so a write it does not see was made before it began.
         self.snapshot.on.store(true, Ordering::SeqCst);
+        drop(held);
         Some(snap)
     }
 
