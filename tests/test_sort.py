@@ -1,12 +1,14 @@
 """SORT's side effects against redis-server 7.0.15: keyspace notifications (sortstore,
 new, del, keymiss of BY/GET lookups), keyspace hits and misses counted for every pattern
 lookup, the stored list's quicklist (Redis's default options, whatever the configured
-ones), what SORT propagates (DEBUG PROPAGATION); and atomicity: a SORT whose GET patterns
+ones), what SORT propagates (DEBUG PROPAGATION), clients blocked on the STORE destination
+served as Redis serves them; and atomicity: a SORT whose GET patterns
 read keys written concurrently by MSETs on other workers sees each MSET whole."""
 import re
 import threading
 
 from resp_client import RawConn, parse
+from test_blocking import Scenario
 from test_debug_object import fields
 from test_lists_propagation import take
 from test_multi_concurrency import run_threads
@@ -137,3 +139,34 @@ def test_sort_with_patterns_is_atomic(fresh_skein):
         return body
 
     run_threads([writer(b"a"), writer(b"b"), reader("nosort"), reader("k_*", "ALPHA")])
+
+
+def sort_store_wakes_waiters(s):
+    """A list created by SORT ... STORE serves clients blocked on it (Redis's dbAdd signals
+    the key); one overwritten in place does not wake anybody new."""
+    s.call("p", "RPUSH", "src", "3", "1", "2")
+    s.block("a", "BLPOP", "dst", "0")
+    s.block("b", "BRPOP", "dst", "0")
+    s.call("p", "SORT", "src", "STORE", "dst")
+    s.reply("a")
+    s.reply("b")
+    s.call("p", "LRANGE", "dst", "0", "-1")
+    s.call("p", "SORT", "src", "DESC", "LIMIT", "0", "0", "STORE", "dst")
+    s.block("a", "BLPOP", "dst", "0")
+    s.call("p", "MULTI")
+    s.call("p", "SORT", "src", "DESC", "STORE", "dst")
+    s.call("p", "LLEN", "dst")
+    s.call("p", "EXEC")
+    s.reply("a")
+
+
+def test_sort_store_serves_blocked_clients(redis_server, skein_server):
+    logs = []
+    for port in (redis_server.port, skein_server.port):
+        s = Scenario(port, 2)
+        try:
+            sort_store_wakes_waiters(s)
+            logs.append(s.log)
+        finally:
+            s.close()
+    assert logs[0] == logs[1]
