@@ -17,7 +17,11 @@ pub fn weight(s: &[u8]) -> Option<f64> {
         return Some(0.0);
     }
     let start = s.iter().position(|&b| !is_c_space(b)).unwrap_or(s.len());
-    match scan(&s[start..])? {
+    let body = &s[start..];
+    if let Some(v) = plain_decimal(body) {
+        return Some(v);
+    }
+    match scan(body)? {
         Num::Inf(neg) => Some(if neg {
             f64::NEG_INFINITY
         } else {
@@ -31,6 +35,41 @@ pub fn weight(s: &[u8]) -> Option<f64> {
             Some(f64::from_bits(r.value.to_bits() as u64))
         }
     }
+}
+
+/// The common case quickly: `[+-]digits[.digits][e[+-]digits]` whose double is normal
+/// (or an exact zero), which Rust's parser rounds as strtod does. None: let the full path
+/// decide (other forms, errors, results near the ends of the range).
+fn plain_decimal(s: &[u8]) -> Option<f64> {
+    let mut i = usize::from(matches!(s.first(), Some(b'-' | b'+')));
+    let digits = |i: usize| i + s[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let int_end = digits(i);
+    let mut nonzero = s[i..int_end].iter().any(|&b| b != b'0');
+    i = int_end;
+    let mut count = int_end - usize::from(matches!(s.first(), Some(b'-' | b'+')));
+    if s.get(i) == Some(&b'.') {
+        let frac_end = digits(i + 1);
+        nonzero |= s[i + 1..frac_end].iter().any(|&b| b != b'0');
+        count += frac_end - i - 1;
+        i = frac_end;
+    }
+    if count == 0 {
+        return None;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        let at = i + 1 + usize::from(matches!(s.get(i + 1), Some(b'-' | b'+')));
+        let end = digits(at);
+        if end == at {
+            return None;
+        }
+        i = end;
+    }
+    if i != s.len() {
+        return None;
+    }
+    let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    let normal = v.is_finite() && (v.abs() >= f64::MIN_POSITIVE || (v == 0.0 && !nonzero));
+    normal.then_some(v)
 }
 
 /// What C sees of a byte string: everything before its first NUL.
