@@ -36,10 +36,14 @@ use std::sync::Arc;
 pub fn run(srv: Arc<Server>) -> Result<(), String> {
     srv.persist.attach(Arc::downgrade(&srv));
     persist::shutdown::install_signal_handlers();
-    // Until the dataset is loaded (below, once listening), clients get -LOADING.
-    srv.persist
-        .loading
-        .store(true, std::sync::atomic::Ordering::Relaxed);
+    // Until the dataset is loaded (below, once listening), clients get -LOADING. With no
+    // file there is nothing to wait for (Redis does not enter the loading state either):
+    // a client connecting before the start-up path reaches the loader must be served.
+    if std::path::Path::new(&srv.config.get("dbfilename")).exists() {
+        srv.persist
+            .loading
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let port = srv.config.get_i64("port") as u16;
     let backlog = srv.config.get_i64("tcp-backlog") as i32;
     let tcp = if port > 0 {
