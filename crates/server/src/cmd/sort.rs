@@ -234,9 +234,10 @@ fn load(
         Some(ValueMut::ZSet(z)) => z.len(),
         Some(_) => return Err(WRONGTYPE),
     } as i64;
-    // A set's own order is its hash table's: a stored result is sorted (ALPHA) so that
-    // it is the same wherever the command is replayed (Redis does this for scripts too).
-    if o.dontsort && o.store.is_some() && matches!(value, Some(ValueMut::Set(_))) {
+    // A set's own order is its hash table's: a stored result, or one a script sees, is
+    // sorted (ALPHA) so that it is the same wherever the command is replayed.
+    let replayed = o.store.is_some() || crate::script::state::in_script();
+    if o.dontsort && replayed && matches!(value, Some(ValueMut::Set(_))) {
         o.dontsort = false;
         o.alpha = true;
         o.by = None;

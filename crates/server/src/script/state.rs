@@ -179,6 +179,11 @@ impl Default for RunFlags {
     }
 }
 
+/// Is a script or function running on this thread (a command called by `redis.call`)?
+pub fn in_script() -> bool {
+    RUN.with(|r| r.running.get())
+}
+
 impl RunFlags {
     /// A run of the script `sha` starts (`eval`: not a function).
     pub fn begin(&self, srv: &Server, name: &[u8], eval: bool) {
