@@ -7,6 +7,7 @@
 #   zset      one sorted set of N members (member:<11 digits>, score i*1.5)
 #   hashes10  N small hashes of 10 fields each (key h:<i>, f0..f9 -> v<j>; 10N elements)
 #   list      one list of N elements (element:<i>)
+#   stream    one stream of N entries of 3 fields (XADD * f1 value:<i> f2 <i> f3 <text>)
 # Reported per element: the growth of resident memory (RSS, from /proc) and of allocated
 # memory (INFO used_memory, the allocator's figure on both servers), and the RSS after.
 # Usage: bench/coll_memory.sh [N] [skein-binary] ; env: WORKERS, DATASETS, SETTLE_S
@@ -56,6 +57,9 @@ elif kind == "hashes10":
         for j in range(10):
             args += ["f%d" % j, "v%d" % (i + j)]
         cmd(*args)
+elif kind == "stream":
+    for i in range(n):
+        cmd("XADD", "bigstream", "*", "f1", "value:%d" % i, "f2", i, "f3", "some text here")
 elif kind == "list":
     for i in range(0, n, B):
         cmd("RPUSH", "biglist", *["element:%d" % j for j in range(i, min(n, i + B))])
@@ -75,7 +79,7 @@ measure() { # name dataset port cmd...
   local after; after=$(rss_kb "$pid")
   local used1; used1=$(used "$port")
   local key
-  case $ds in hashes10) key=h:0;; hash) key=bighash;; set_*) key=bigset;; zset) key=bigzset;; *) key=biglist;; esac
+  case $ds in hashes10) key=h:0;; hash) key=bighash;; set_*) key=bigset;; zset) key=bigzset;; stream) key=bigstream;; *) key=biglist;; esac
   local enc; enc=$(redis-cli -p "$port" object encoding "$key")
   local n=$N; [ "$ds" = hashes10 ] && n=$((N * 10))
   echo "$name $ds elements=$n encoding=$enc rss_after_kb=$after used_per_element=$(( (used1 - used0) / n )) rss_per_element=$(( (after - before) * 1024 / n ))" | tee -a "$tmp/results"

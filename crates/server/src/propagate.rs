@@ -24,6 +24,9 @@ pub struct PropagateAs {
     /// Never propagate the command as called, only the rewrites (Redis's
     /// preventCommandPropagation: XREADGROUP, XCLAIM, XAUTOCLAIM propagate XCLAIMs).
     pub only_rewrites: bool,
+    /// Propagate the command as called with these arguments replaced (Redis's
+    /// rewriteClientCommandArgument: XADD's generated ID), unless `rewrite` says more.
+    pub args: Vec<(usize, Vec<u8>)>,
 }
 
 impl PropagateAs {
@@ -36,6 +39,12 @@ impl PropagateAs {
     /// Propagate `args` as well (after the rewrites so far).
     pub fn also(&mut self, args: &[&[u8]]) {
         self.rewrite.push(args.iter().map(|a| a.to_vec()).collect());
+    }
+
+    /// Propagate the command as called with argument `index` replaced by `value`.
+    pub fn set_arg(&mut self, index: usize, value: Vec<u8>) {
+        self.args.retain(|(i, _)| *i != index);
+        self.args.push((index, value));
     }
 
     /// Propagate what [`PropagateAs::also`] added, and never the command as called.

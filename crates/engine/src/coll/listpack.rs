@@ -251,7 +251,13 @@ fn decode(p: &[u8]) -> Item<'_> {
 
 impl Listpack {
     pub fn new() -> Listpack {
-        let mut buf = Vec::with_capacity(HEADER + 1);
+        Listpack::with_capacity(HEADER + 1)
+    }
+
+    /// An empty listpack with room for `bytes` bytes before it reallocates (Redis's
+    /// lpNew(capacity), used for a stream's tail node).
+    pub fn with_capacity(bytes: usize) -> Listpack {
+        let mut buf = Vec::with_capacity(bytes.max(HEADER + 1));
         buf.extend_from_slice(&((HEADER + 1) as u32).to_le_bytes());
         buf.extend_from_slice(&0u16.to_le_bytes());
         buf.push(EOF);
@@ -436,6 +442,31 @@ impl Listpack {
         at
     }
 
+    /// Append `items` at the end in one move (integers as given, strings encoded as
+    /// [`Listpack::insert`] would): the bytes of pushing them one by one, without moving
+    /// the end marker for each (a stream entry is ten or so elements).
+    pub fn extend<'a>(&mut self, items: impl Iterator<Item = Item<'a>> + Clone) {
+        let enc = |i: Item<'a>| match i {
+            Item::Int(n) => Encoded::int(n),
+            Item::Str(b) => Encoded::of(b),
+        };
+        let (bytes, added) = items
+            .clone()
+            .fold((0, 0), |(b, n), i| (b + enc(i).entry_size(), n + 1));
+        let count = self.len();
+        self.buf.reserve_exact(bytes);
+        self.buf.pop(); // the end marker, written back after the items
+        for i in items {
+            let e = enc(i);
+            let at = self.buf.len();
+            self.buf.resize(at + e.entry_size(), 0);
+            e.write(&mut self.buf[at..]);
+        }
+        self.buf.push(EOF);
+        self.set_total();
+        self.set_count(count + added);
+    }
+
     pub fn push_back(&mut self, v: &[u8]) {
         self.insert(self.end(), v);
     }
@@ -550,6 +581,33 @@ mod tests {
 
     fn items(lp: &Listpack) -> Vec<Vec<u8>> {
         lp.iter().map(|i| i.to_vec()).collect()
+    }
+
+    #[test]
+    fn extend_is_pushing_one_by_one() {
+        let long = vec![b'x'; 300];
+        let items = [
+            Item::Int(0),
+            Item::Int(-5000),
+            Item::Int(i64::MAX),
+            Item::Str(b"12"),
+            Item::Str(b"word"),
+            Item::Str(&long),
+        ];
+        let mut a = Listpack::new();
+        a.push_back(b"first");
+        let mut b = a.clone();
+        for i in items {
+            match i {
+                Item::Int(n) => {
+                    a.insert_int(a.end(), n);
+                }
+                Item::Str(s) => a.push_back(s),
+            }
+        }
+        b.extend(items.iter().copied());
+        assert_eq!(a.as_bytes(), b.as_bytes());
+        assert_eq!(b.len(), 7);
     }
 
     #[test]

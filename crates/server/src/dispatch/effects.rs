@@ -48,7 +48,10 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
     let srv = ctx.srv;
     let changes = &ctx.keys.changes;
     if changes.is_empty() && !ctx.propagate.force {
-        if ctx.propagate.only_rewrites || !ctx.propagate.rewrite.is_empty() {
+        if ctx.propagate.only_rewrites
+            || !ctx.propagate.rewrite.is_empty()
+            || !ctx.propagate.args.is_empty()
+        {
             // Nothing changed: nothing to propagate (and nothing left for the next
             // command of a transaction).
             ctx.propagate = Default::default();
@@ -64,7 +67,15 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
         if changes.dirty() > 0 || ctx.propagate.force {
             let db = ctx.keys.db();
             if ctx.propagate.rewrite.is_empty() {
-                if !ctx.propagate.only_rewrites {
+                if !ctx.propagate.args.is_empty() {
+                    let mut args = argv.to_vec();
+                    for (i, v) in &ctx.propagate.args {
+                        if let Some(a) = args.get_mut(*i) {
+                            *a = v;
+                        }
+                    }
+                    ops.push((db, encode(&args)));
+                } else if !ctx.propagate.only_rewrites {
                     ops.push((db, encode(argv)));
                 }
             } else {
@@ -84,7 +95,11 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
         }
     }
     ctx.keys.changes.clear();
-    if ctx.propagate.force || ctx.propagate.only_rewrites || !ctx.propagate.rewrite.is_empty() {
+    if ctx.propagate.force
+        || ctx.propagate.only_rewrites
+        || !ctx.propagate.rewrite.is_empty()
+        || !ctx.propagate.args.is_empty()
+    {
         ctx.propagate = Default::default();
     }
 }

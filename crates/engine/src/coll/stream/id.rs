@@ -110,9 +110,52 @@ impl StreamId {
     }
 }
 
+/// An ID's text (`<ms>-<seq>`) on the stack: replies and propagated commands format IDs
+/// often.
+pub struct IdText {
+    buf: [u8; 41],
+    len: usize,
+}
+
+impl IdText {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl StreamId {
+    /// The ID as `<ms>-<seq>` text, without allocating.
+    pub fn text(&self) -> IdText {
+        let mut t = IdText {
+            buf: [0; 41],
+            len: 0,
+        };
+        t.put(self.ms);
+        t.buf[t.len] = b'-';
+        t.len += 1;
+        t.put(self.seq);
+        t
+    }
+}
+
+impl IdText {
+    fn put(&mut self, mut n: u64) {
+        let start = self.len;
+        loop {
+            self.buf[self.len] = b'0' + (n % 10) as u8;
+            self.len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.buf[start..self.len].reverse();
+    }
+}
+
 impl fmt::Display for StreamId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.ms, self.seq)
+        f.write_str(std::str::from_utf8(self.text().as_bytes()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -178,5 +221,10 @@ mod tests {
         assert_eq!(StreamId::MAX.incr(), None);
         assert_eq!(StreamId::MIN.decr(), None);
         assert_eq!(StreamId::new(3, 0).to_string(), "3-0");
+        assert_eq!(
+            StreamId::MAX.text().as_bytes(),
+            b"18446744073709551615-18446744073709551615"
+        );
+        assert_eq!(StreamId::new(0, 120).text().as_bytes(), b"0-120");
     }
 }

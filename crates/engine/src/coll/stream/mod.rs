@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 
 /// Largest total of field and value bytes one entry may have (STREAM_LISTPACK_MAX_SIZE).
 const MAX_ENTRY_BYTES: usize = 1 << 30;
+/// Bytes a new node is allocated with (STREAM_LISTPACK_MAX_PRE_ALLOCATE).
+const MAX_PREALLOC: usize = 4096;
 
 /// How XADD names the new entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,7 +287,11 @@ impl Stream {
                 if let Some(mut t) = tail {
                     t.get_mut().shrink();
                 }
-                self.nodes.insert(id, node::new_node(id, pairs));
+                let prealloc = match lim.stream_node_max_bytes as usize {
+                    0 => MAX_PREALLOC,
+                    n => n.min(MAX_PREALLOC),
+                };
+                self.nodes.insert(id, node::new_node(id, pairs, prealloc));
             }
         }
         self.length += 1;

@@ -226,10 +226,12 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-/// A new node holding one entry (`pairs` = field, value, field, value...).
-pub fn new_node(id: StreamId, pairs: &[&[u8]]) -> Listpack {
+/// A new node holding one entry (`pairs` = field, value, field, value...), with room for
+/// `prealloc` bytes so that the entries that follow append without reallocating (Redis
+/// preallocates the same, STREAM_LISTPACK_MAX_PRE_ALLOCATE, and shrinks a node it closes).
+pub fn new_node(id: StreamId, pairs: &[&[u8]], prealloc: usize) -> Listpack {
     let n = (pairs.len() / 2) as i64;
-    let mut lp = Listpack::new();
+    let mut lp = Listpack::with_capacity(prealloc);
     lp.insert_int(lp.end(), 1);
     lp.insert_int(lp.end(), 0);
     lp.insert_int(lp.end(), n);
@@ -245,19 +247,27 @@ pub fn new_node(id: StreamId, pairs: &[&[u8]]) -> Listpack {
 pub fn push_entry(lp: &mut Listpack, key: StreamId, id: StreamId, pairs: &[&[u8]], same: bool) {
     let n = (pairs.len() / 2) as i64;
     let flags = if same { FLAG_SAMEFIELDS } else { 0 };
-    lp.insert_int(lp.end(), flags);
-    lp.insert_int(lp.end(), id.ms.wrapping_sub(key.ms) as i64);
-    lp.insert_int(lp.end(), id.seq.wrapping_sub(key.seq) as i64);
-    if !same {
-        lp.insert_int(lp.end(), n);
-    }
-    for pair in pairs.chunks(2) {
-        if !same {
-            lp.insert(lp.end(), pair[0]);
-        }
-        lp.insert(lp.end(), pair[1]);
-    }
-    lp.insert_int(lp.end(), n + 3 + if same { 0 } else { n + 1 });
+    let head = [
+        Item::Int(flags),
+        Item::Int(id.ms.wrapping_sub(key.ms) as i64),
+        Item::Int(id.seq.wrapping_sub(key.seq) as i64),
+        Item::Int(n),
+    ];
+    let head = &head[..if same { 3 } else { 4 }];
+    // With SAMEFIELDS only the values (every second argument) are stored.
+    let step = if same { 2 } else { 1 };
+    let data = pairs
+        .iter()
+        .skip(step - 1)
+        .step_by(step)
+        .map(|b| Item::Str(b));
+    let lp_count = n + 3 + if same { 0 } else { n + 1 };
+    lp.extend(
+        head.iter()
+            .copied()
+            .chain(data)
+            .chain(std::iter::once(Item::Int(lp_count))),
+    );
 }
 
 /// Does the master entry list exactly these fields (the entry can be SAMEFIELDS)?

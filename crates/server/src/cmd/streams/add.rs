@@ -4,7 +4,7 @@
 
 use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
-use super::{ev, reply_id, strict_id, INVALID_ID};
+use super::{ev, strict_id, INVALID_ID};
 use engine::coll::stream::{AddError, IdArg, NewId, StreamId, Trim};
 use engine::coll::Stream;
 
@@ -117,16 +117,16 @@ fn trim(s: &mut Stream, a: &AddArgs) -> u64 {
     }
 }
 
-/// The command as propagated after an approximate trim (streamRewriteApproxSpecifier and
-/// streamRewriteTrimArgument): `=` and the length or first ID it left.
-fn exact_trim_form(argv: &[&[u8]], a: &AddArgs, s: &Stream) -> Vec<Vec<u8>> {
-    let mut v: Vec<Vec<u8>> = argv.iter().map(|x| x.to_vec()).collect();
-    v[a.trim_arg - 1] = b"=".to_vec();
-    v[a.trim_arg] = match a.trim {
+/// Propagate an approximate trim as the exact one it turned out to be
+/// (streamRewriteApproxSpecifier and streamRewriteTrimArgument): `=` and the length or
+/// first ID it left.
+fn propagate_exact_trim(p: &mut crate::propagate::PropagateAs, a: &AddArgs, s: &Stream) {
+    p.set_arg(a.trim_arg - 1, b"=".to_vec());
+    let value = match a.trim {
         Some(Trim::MaxLen(_)) => s.len().to_string().into_bytes(),
-        _ => s.first_id_with_tombstones().to_string().into_bytes(),
+        _ => s.first_id_with_tombstones().text().as_bytes().to_vec(),
     };
-    v
+    p.set_arg(a.trim_arg, value);
 }
 
 fn node_max_entries(ctx: &Ctx) -> u64 {
@@ -173,7 +173,6 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
         })?;
         Ok((id, trim(s, &a)))
     };
-    let mut propagated = None;
     let existing = match coll::modify::<Stream>(&mut ctx.keys, key, ev("xadd")) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
@@ -183,7 +182,7 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
                 Err(err) => return ctx.out.error(err),
             };
             if a.approx {
-                propagated = Some(exact_trim_form(argv, &a, s));
+                propagate_exact_trim(&mut ctx.propagate, &a, s);
             }
             e.mark_changed();
             Some(r)
@@ -200,7 +199,7 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
                 Err(err) => return ctx.out.error(err),
             };
             if a.approx {
-                propagated = Some(exact_trim_form(argv, &a, &s));
+                propagate_exact_trim(&mut ctx.propagate, &a, &s);
             }
             coll::insert(&mut ctx.keys, key, s, ev("xadd"));
             r
@@ -209,16 +208,10 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
     if trimmed > 0 {
         ctx.keys.notify(key, ev("xtrim").clean());
     }
-    let id_text = id.to_string().into_bytes();
-    reply_id(ctx.out, id);
-    let explicit = matches!(a.id, NewId::Exact(_));
-    if propagated.is_some() || !explicit {
-        let mut v = propagated.unwrap_or_else(|| argv.iter().map(|x| x.to_vec()).collect());
-        if !explicit {
-            v[a.id_pos] = id_text;
-        }
-        let refs: Vec<&[u8]> = v.iter().map(|x| x.as_slice()).collect();
-        ctx.propagate.replace(&refs);
+    let text = id.text();
+    ctx.out.bulk(text.as_bytes());
+    if !matches!(a.id, NewId::Exact(_)) {
+        ctx.propagate.set_arg(a.id_pos, text.as_bytes().to_vec());
     }
 }
 
@@ -238,9 +231,7 @@ pub fn xtrim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let deleted = trim(s, &a);
     if deleted > 0 {
         if a.approx {
-            let v = exact_trim_form(argv, &a, s);
-            let refs: Vec<&[u8]> = v.iter().map(|x| x.as_slice()).collect();
-            ctx.propagate.replace(&refs);
+            propagate_exact_trim(&mut ctx.propagate, &a, s);
         }
         e.mark_changed();
     }

@@ -132,7 +132,7 @@ pub fn interval_id(arg: &[u8], start: bool) -> Result<StreamId, &'static str> {
 
 /// An ID as a bulk string.
 pub fn reply_id(out: &mut ReplyBuf, id: StreamId) {
-    out.bulk(id.to_string().as_bytes());
+    out.bulk(id.text().as_bytes());
 }
 
 fn reply_item(out: &mut ReplyBuf, i: Item<'_>) {
