@@ -1,4 +1,4 @@
-"""DEBUG OBJECT on every type and encoding against redis-server 7.0.15: the same encoding,
+"""DEBUG OBJECT on every type (streams with a group included) and encoding against redis-server 7.0.15: the same encoding,
 serialized length and (for lists) quicklist figures; the address and LRU fields, which
 differ by nature, are left out of the comparison."""
 import re
@@ -25,6 +25,10 @@ SETUP = [
     ["SADD", "s2", "a", "b"],
     ["ZADD", "z", "1", "a", "2.5", "b"],
     ["SET", "str", "12345"],
+    ["XADD", "x", "1-1", "field", "value", "n", "12"],
+    ["XADD", "x", "2-0", "field", "other", "n", "13"],
+    ["XGROUP", "CREATE", "x", "g", "0"],
+    ["XGROUP", "CREATECONSUMER", "x", "g", "c"],
 ]
 
 
@@ -35,7 +39,7 @@ def test_debug_object_matches_redis(fresh_redis, fresh_skein):
         for cmd in SETUP:
             c.call(*cmd)
         replies.append([fields(c.call("DEBUG", "OBJECT", k))
-                        for k in ["l1", "l2", "l3", "h", "s", "s2", "z", "str"]])
+                        for k in ["l1", "l2", "l3", "h", "s", "s2", "z", "str", "x"]])
         c.close()
     assert replies[0] == replies[1]
     assert "ql_nodes:5 ql_avg_node:4.60 ql_listpack_max:5" in replies[1][2]
