@@ -14,7 +14,7 @@ mod score;
 use super::args::{self, is, SYNTAX_ERR, WRONGTYPE};
 use super::{coll, Ctx, Handler};
 use engine::coll::listpack::Item as ListItem;
-use engine::coll::set::fmt_int;
+use engine::coll::set::{fmt_int, Elem as SetElem};
 use engine::coll::List;
 use engine::locked::Read;
 use engine::{Event, Locked, ValueMut};
@@ -123,11 +123,18 @@ impl Vector {
             elem: (at, b.len()),
             score: 0.0,
             by: None,
+            int: false,
         });
     }
 
+    /// An element stored as an integer: its own weight is known without parsing (Redis
+    /// casts an integer-encoded element).
     fn push_int(&mut self, n: i64) {
         self.push(fmt_int(n, &mut [0; 20]));
+        if let Some(it) = self.items.last_mut() {
+            it.score = n as f64;
+            it.int = true;
+        }
     }
 
     fn push_list_item(&mut self, it: ListItem<'_>) {
@@ -275,9 +282,11 @@ fn load(
             }
         }
         Some(ValueMut::Set(s)) => {
-            let mut buf = [0; 20];
             for m in s.iter() {
-                v.push(m.as_bytes(&mut buf));
+                match m {
+                    SetElem::Int(n) => v.push_int(n),
+                    SetElem::Bytes(b) => v.push(b),
+                }
             }
         }
         Some(ValueMut::ZSet(z)) => {
@@ -340,6 +349,7 @@ fn weigh(keys: &mut Locked, o: &Options, v: &mut Vector, name: &mut Vec<u8>) -> 
                 })
             }
             None if o.alpha => (Some(0.0), None),
+            None if v.items[i].int => (Some(v.items[i].score), None),
             None => (score::weight(elem), None),
         };
         converted &= score.is_some();

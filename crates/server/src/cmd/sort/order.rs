@@ -24,6 +24,8 @@ pub struct Item {
     pub elem: (usize, usize),
     pub score: f64,
     pub by: Option<(usize, usize)>,
+    /// The element is an integer and `score` is already its weight.
+    pub int: bool,
 }
 
 /// The bytes of a range of a buffer.
