@@ -8,9 +8,11 @@
 //! the end, so the run stays serializable). When a shard is busy:
 //! - if the run has not written yet (no write or may-replicate command called), it is
 //!   abandoned (every later `redis.call` raises a value scripts cannot catch) and run
-//!   again from the start holding its whole database (every database if it reached
-//!   another one), which waits in (db, shard) order like any command; the script is
-//!   remembered so later runs hold the whole database from the start (`Script::whole_db`);
+//!   again from the start holding the shards it held plus the busy one, taken in (db,
+//!   shard) order like any command (a rerun mostly touches the same keys); if that run
+//!   too meets a busy shard it did not hold, it runs again holding its whole database
+//!   (every database if it reached another one), and the script is remembered so later
+//!   runs hold the whole database from the start (`Script::whole_db`);
 //! - if it has written (or runs inside MULTI/EXEC, whose earlier commands cannot be
 //!   undone), it retries for up to [`BUSY_WAIT`] and then fails that command with an
 //!   error, the script also remembered for later runs.
@@ -90,8 +92,8 @@ struct Run<'s> {
     wrote: bool,
     /// The run may restart under a wider lock (not inside MULTI/EXEC).
     may_restart: bool,
-    /// Abandoned: restart holding the whole database (`Some(true)`: every database).
-    restart: Option<bool>,
+    /// Abandoned: restart under a wider lock.
+    restart: Option<Restart>,
     abort: Table,
 }
 
@@ -136,13 +138,25 @@ pub fn run(ctx: &mut Ctx, target: &Target, keys: &[&[u8]], args: &[&[u8]], ro: b
                 ctx.out.error(&msg);
                 break;
             }
-            Ok(Some(all)) if attempt < MAX_ATTEMPTS => {
-                target.mark_whole_db(ctx.srv);
+            Ok(Some(restart)) if attempt < MAX_ATTEMPTS => {
+                // First the shards the run held plus the busy one, taken in order (most
+                // reruns touch the same keys); then the whole database, which later runs
+                // of the script hold from the start.
                 let mut plan = Plan::new();
-                if all {
-                    plan.all();
-                } else {
-                    plan.whole_db(caller_db);
+                match restart {
+                    Restart::Shards(shards) if attempt == 1 => {
+                        for (d, s) in shards {
+                            plan.shard(d as usize, s as usize);
+                        }
+                    }
+                    Restart::Shards(_) | Restart::WholeDb => {
+                        target.mark_whole_db(ctx.srv);
+                        plan.whole_db(caller_db);
+                    }
+                    Restart::All => {
+                        target.mark_whole_db(ctx.srv);
+                        plan.all();
+                    }
                 }
                 ctx.keys.relock(&mut plan);
             }
@@ -163,8 +177,18 @@ pub fn run(ctx: &mut Ctx, target: &Target, keys: &[&[u8]], args: &[&[u8]], ro: b
     }
 }
 
-/// One attempt. `Ok(Some(all))`: abandoned, to restart holding the whole database
-/// (every database when `all`); `Ok(None)`: replied; `Err`: the error reply's text.
+/// What an abandoned run restarts holding.
+enum Restart {
+    /// These (db, shard) pairs: what it held and what it needed.
+    Shards(Vec<(u32, u32)>),
+    /// Its whole database.
+    WholeDb,
+    /// Every database.
+    All,
+}
+
+/// One attempt. `Ok(Some(restart))`: abandoned, to restart under a wider lock;
+/// `Ok(None)`: replied; `Err`: the error reply's text.
 fn attempt_run(
     ctx: &mut Ctx,
     st: &mut LuaState,
@@ -173,7 +197,7 @@ fn attempt_run(
     args: &[&[u8]],
     read_only: bool,
     may_restart: bool,
-) -> Result<Option<bool>, String> {
+) -> Result<Option<Restart>, String> {
     let lua_err = |e: mlua::Error| format!("ERR Error running script: {e}");
     // EVAL: KEYS and ARGV are globals; a function gets them as its two arguments.
     let (f, call_args) = match target {
@@ -221,8 +245,8 @@ fn attempt_run(
         r
     });
     let (ctx, run) = shared.into_inner();
-    if let Some(all) = run.restart {
-        return Ok(Some(all));
+    if let Some(restart) = run.restart {
+        return Ok(Some(restart));
     }
     match result {
         Ok((true, v)) => {
@@ -390,7 +414,16 @@ fn hold_keys(
         return Ok(());
     }
     if !run.wrote && run.may_restart {
-        run.restart = Some(run.db != ctx.client.db || plan.scope() == engine::Scope::All);
+        run.restart = Some(match plan.scope() {
+            _ if run.db != ctx.client.db => Restart::All,
+            engine::Scope::All => Restart::All,
+            engine::Scope::Db(_) => Restart::WholeDb,
+            engine::Scope::Keys => {
+                let mut shards: Vec<(u32, u32)> = ctx.keys.held_shards().collect();
+                shards.extend_from_slice(plan.slots());
+                Restart::Shards(shards)
+            }
+        });
         return Err(None);
     }
     run.target.mark_whole_db(ctx.srv);
