@@ -170,3 +170,30 @@ def test_sort_store_serves_blocked_clients(redis_server, skein_server):
         finally:
             s.close()
     assert logs[0] == logs[1]
+
+
+def test_random_option_soup_matches_redis(redis_server, skein_server):
+    """Random token sequences after SORT / SORT_RO (keywords, numbers, patterns, key
+    names in any order, valid or not): the same replies and stored keys as Redis, so the
+    lock plan (which parses them too) never misses a key the handler touches."""
+    import random
+    r = random.Random(18)
+    tokens = ["ASC", "DESC", "ALPHA", "LIMIT", "0", "1", "2", "-1", "x", "STORE", "BY", "GET",
+              "#", "w_*", "nosort", "v_*", "dst", "l", "limit", "store", "by", "get"]
+    conns = [RawConn(redis_server.port), RawConn(skein_server.port)]
+    for c in conns:
+        c.call("FLUSHALL")
+        c.call("ZADD", "errno-reset", "0", "x")
+        c.call("RPUSH", "l", "3", "1", "2")
+        c.call("MSET", "w_1", "3", "w_2", "2", "w_3", "1", "v_1", "a", "v_3", "c")
+    for _ in range(1500):
+        args = [r.choice(["SORT", "SORT", "SORT_RO"]), r.choice(["l", "l", "nokey"])]
+        args += [r.choice(tokens) for _ in range(r.randint(0, 7))]
+        replies = [c.call(*args) for c in conns]
+        assert replies[0] == replies[1], args
+        stored = [c.call("LRANGE", "dst", "0", "-1") for c in conns]
+        assert stored[0] == stored[1], args
+        if any(c.call("TYPE", "l") != b"+list\r\n" for c in conns):
+            for c in conns:
+                c.call("DEL", "l")
+                c.call("RPUSH", "l", "3", "1", "2")

@@ -4,7 +4,7 @@
 //! STOREd as a list.
 //!
 //! BY and GET patterns name keys that only the data tells; such a call holds its whole
-//! database (see [`reads_other_keys`], used by the dispatcher's lock plan), any other call
+//! database (see [`keys_needed`], used by the dispatcher's lock plan), any other call
 //! only its key and STORE destination.
 
 pub(crate) mod order;
@@ -92,10 +92,22 @@ fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, &'static 
     Ok(o)
 }
 
-/// Does this SORT (`readonly`: SORT_RO) call look up keys through BY or GET patterns? The
-/// dispatcher then holds the client's whole database for it, so the call stays atomic.
-pub fn reads_other_keys(argv: &[&[u8]], readonly: bool) -> bool {
-    parse(argv, readonly).is_ok_and(|o| o.reads_other_keys())
+/// The keys this SORT (`readonly`: SORT_RO) call touches, for the dispatcher's lock plan:
+/// None when BY or GET patterns look keys up (the plan is then the client's whole
+/// database, so the call stays atomic); otherwise the sorted key and the STORE
+/// destination, as this parser finds them (Redis's sortGetKeys, which COMMAND GETKEYS
+/// follows, takes the word after *any* STORE, e.g. `BY` in `STORE BY STORE dst`); none
+/// when the options do not parse (the call fails before touching a key).
+pub fn keys_needed<'a>(argv: &[&'a [u8]], readonly: bool) -> Option<SmallVec<[&'a [u8]; 2]>> {
+    let mut keys = SmallVec::new();
+    if let Ok(o) = parse(argv, readonly) {
+        if o.reads_other_keys() {
+            return None;
+        }
+        keys.push(argv[1]);
+        keys.extend(o.store);
+    }
+    Some(keys)
 }
 
 fn sort(ctx: &mut Ctx, argv: &[&[u8]]) {

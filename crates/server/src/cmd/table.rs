@@ -136,7 +136,8 @@ pub enum LockRule {
     /// first).
     GeoStore,
     /// SORT / SORT_RO: the client's whole database when BY or GET patterns look keys up
-    /// (keys only the data names), the key specs' keys otherwise.
+    /// (keys only the data names), otherwise the sorted key and the STORE destination as
+    /// SORT's own parser finds them (`cmd::sort::keys_needed`).
     Sort,
     /// SHUTDOWN: every shard of every database for its final save; nothing with NOSAVE
     /// (which must go through while a busy script holds shards).

@@ -62,13 +62,10 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         LockRule::WholeDb => plan.whole_db(db),
         LockRule::AllDbs => plan.all(),
         LockRule::CrossDb => cross_db(srv, cmd, argv, db, plan),
-        LockRule::Sort => {
-            if crate::cmd::sort::reads_other_keys(argv, cmd.name == "sort_ro") {
-                plan.whole_db(db);
-            } else {
-                spec_keys(srv, cmd, argv, db, plan);
-            }
-        }
+        LockRule::Sort => match crate::cmd::sort::keys_needed(argv, cmd.name == "sort_ro") {
+            None => plan.whole_db(db),
+            Some(keys) => keys.iter().for_each(|k| plan.key(ks, db, k)),
+        },
         LockRule::AllArgs => {
             for k in argv.iter().skip(1) {
                 plan.key(ks, db, k);
