@@ -99,6 +99,12 @@ impl Event {
         name: "expired",
         dirty: 0,
     };
+    /// A key removed to bring memory under `maxmemory` (not counted as dirty, as in Redis).
+    pub const EVICTED: Event = Event {
+        class: class::EVICTED,
+        name: "evicted",
+        dirty: 0,
+    };
     /// A read found no key.
     pub const KEY_MISS: Event = Event {
         class: class::KEY_MISS,

@@ -207,6 +207,38 @@ impl Shard {
         let i = rand::thread_rng().gen_range(0..n);
         self.table.iter().nth(i)
     }
+
+    // ---- eviction sampling (crate::evict) ----
+
+    /// Up to `n` entries read from a random position on, in table order, wrapping around
+    /// (Redis's dictGetSomeKeys); with `volatile`, only keys with a TTL (from a random
+    /// position of the TTL index).
+    pub(crate) fn sample(&self, n: usize, volatile: bool, mut visit: impl FnMut(&Entry)) {
+        let mut rng = rand::thread_rng();
+        if volatile {
+            let len = self.expires.len();
+            if len == 0 {
+                return;
+            }
+            let start = rng.gen_range(0..len);
+            for i in (start..len).chain(0..start).take(n) {
+                let key: &[u8] = &self.expires[i];
+                if let Some(e) = self.table.find(hash_key(key), |e| e.key() == key) {
+                    visit(e);
+                }
+            }
+            return;
+        }
+        let len = self.table.len();
+        if len == 0 {
+            return;
+        }
+        let start = rng.gen_range(0..len);
+        let head = self.table.iter().skip(start).take(n);
+        let wrapped = n.saturating_sub(len - start);
+        head.chain(self.table.iter().take(wrapped))
+            .for_each(&mut visit);
+    }
 }
 
 #[cfg(test)]

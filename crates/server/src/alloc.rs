@@ -100,6 +100,15 @@ fn real_size(size: usize, align: usize) -> i64 {
     unsafe { ffi::nallocx(size, flags(align, size)) as i64 }
 }
 
+/// The bytes an allocation of `size` (default alignment) really takes: its size class.
+pub fn size_class(size: usize) -> u64 {
+    if size == 0 {
+        0
+    } else {
+        real_size(size, 1) as u64
+    }
+}
+
 /// jemalloc, with every allocation counted (see the module documentation).
 pub struct Counting;
 

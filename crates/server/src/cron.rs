@@ -1,6 +1,7 @@
 //! The background cron thread: the active expiry cycle (unless DEBUG SET-ACTIVE-EXPIRE 0
-//! turned it off), every 100 ms the samples behind INFO's instantaneous figures, the
-//! `save` rules and shutdown on SIGTERM/SIGINT (`persist`).
+//! turned it off), eviction left unfinished (`evict::background`), every 100 ms the
+//! samples behind INFO's instantaneous figures, the `save` rules and shutdown on
+//! SIGTERM/SIGINT (`persist`).
 //!
 //! Like Redis's activeExpireCycle, each run samples keys with a TTL shard by shard and
 //! deletes the expired ones, repeating on a shard while more than a quarter of its samples
@@ -40,6 +41,9 @@ pub fn spawn(srv: Arc<Server>) {
                     cursor = expire_cycle(&srv, cursor, start + budget);
                     record_cycle(&srv, start.elapsed(), budget);
                 }
+                // Eviction a worker left unfinished, or a lowered maxmemory, in the rest
+                // of the period.
+                crate::evict::background(&srv, period.saturating_sub(start.elapsed()));
                 let spent = start.elapsed();
                 if spent < period {
                     std::thread::sleep(period - spent);

@@ -12,6 +12,7 @@ pub mod evict;
 pub mod floatfmt;
 pub mod geo;
 pub mod latency;
+pub mod lazyfree;
 pub mod log;
 pub mod memory;
 pub mod net;

@@ -67,6 +67,16 @@ pub struct Propagation {
     segments: Box<[Mutex<Vec<Record>>]>,
     /// The database of the last command handed to the reader (for its SELECTs).
     reader_db: Mutex<Option<usize>>,
+    /// Bytes the kept records hold (not counted against maxmemory, like Redis's AOF
+    /// buffer).
+    buffered: AtomicU64,
+}
+
+/// The bytes a record of `ops` holds (at the allocator's size classes).
+fn record_bytes(ops: &Vec<Op>) -> u64 {
+    let class = crate::alloc::size_class;
+    ops.iter().map(|(_, b)| class(b.capacity())).sum::<u64>()
+        + class(ops.capacity() * std::mem::size_of::<Op>())
 }
 
 /// The command a deletion propagates as: UNLINK when the lazy-free `option` (e.g.
@@ -99,7 +109,13 @@ impl Propagation {
                 .map(|_| Mutex::new(Vec::new()))
                 .collect(),
             reader_db: Mutex::new(None),
+            buffered: AtomicU64::new(0),
         }
+    }
+
+    /// Bytes held by records not taken yet.
+    pub fn buffered(&self) -> u64 {
+        self.buffered.load(Ordering::Relaxed)
     }
 
     /// Is anything reading the stream? (Writers skip building records when not.)
@@ -119,7 +135,11 @@ impl Propagation {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         if before == Ok(1) {
             for s in self.segments.iter() {
-                s.lock().clear();
+                let mut s = s.lock();
+                let bytes: u64 = s.iter().map(|r| record_bytes(&r.ops)).sum::<u64>()
+                    + crate::alloc::size_class(s.capacity() * std::mem::size_of::<Record>());
+                *s = Vec::new();
+                self.buffered.fetch_sub(bytes, Ordering::Relaxed);
             }
             *self.reader_db.lock() = None;
         }
@@ -134,7 +154,12 @@ impl Propagation {
         let seg = &self.segments[writer.min(self.segments.len() - 1)];
         let mut seg = seg.lock();
         let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        let (cap, bytes) = (seg.capacity(), record_bytes(&ops));
         seg.push(Record { seq, ops });
+        // The segment's own growth counts too (kept until the last reader leaves).
+        let grown = crate::alloc::size_class(seg.capacity() * std::mem::size_of::<Record>())
+            - crate::alloc::size_class(cap * std::mem::size_of::<Record>());
+        self.buffered.fetch_add(bytes + grown, Ordering::Relaxed);
     }
 
     /// Everything appended since the last call, in order, as the RESP a replica or the AOF
@@ -144,6 +169,8 @@ impl Propagation {
         let mut guards: Vec<_> = self.segments.iter().map(|s| s.lock()).collect();
         let mut records: Vec<Record> = guards.iter_mut().flat_map(|g| g.drain(..)).collect();
         drop(guards);
+        let bytes: u64 = records.iter().map(|r| record_bytes(&r.ops)).sum();
+        self.buffered.fetch_sub(bytes, Ordering::Relaxed);
         records.sort_unstable_by_key(|r| r.seq);
         let mut db = self.reader_db.lock();
         let mut out = Vec::new();

@@ -93,6 +93,8 @@ pub struct WorkerStats {
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
     pub expired_keys: AtomicU64,
+    /// Keys evicted for maxmemory (evicted_keys).
+    pub evicted_keys: AtomicU64,
     /// Changes to the dataset (rdb_changes_since_last_save), as Redis's `dirty`.
     pub dirty: AtomicU64,
     /// Thread CPU time, microseconds (user, system), refreshed by the worker.
@@ -129,6 +131,10 @@ pub struct Stats {
     pub expire_cycle_us: AtomicU64,
     /// Expiry cycles that stopped at their time budget (expired_time_cap_reached_count).
     pub expire_time_cap_reached: AtomicU64,
+    /// Time spent over maxmemory: since when (µs since start, 0 = not over now) and in
+    /// total before that (total/current_eviction_exceeded_time).
+    pub eviction_exceeded_since_us: AtomicU64,
+    pub eviction_exceeded_total_us: AtomicU64,
     /// Highest used_memory seen (by the cron or INFO).
     pub peak_memory: AtomicU64,
     /// used_memory when the cron first ran (used_memory_startup).
@@ -202,6 +208,8 @@ impl Stats {
             active_expire: AtomicBool::new(true),
             expire_cycle_us: AtomicU64::new(0),
             expire_time_cap_reached: AtomicU64::new(0),
+            eviction_exceeded_since_us: AtomicU64::new(0),
+            eviction_exceeded_total_us: AtomicU64::new(0),
             peak_memory: AtomicU64::new(0),
             startup_memory: AtomicU64::new(0),
             metrics: Mutex::new(Metrics::default()),
@@ -228,6 +236,7 @@ impl Stats {
                 &w.keyspace_hits,
                 &w.keyspace_misses,
                 &w.expired_keys,
+                &w.evicted_keys,
             ] {
                 c.store(0, Relaxed);
             }
@@ -237,6 +246,8 @@ impl Stats {
         self.total_error_replies.store(0, Relaxed);
         self.expire_cycle_us.store(0, Relaxed);
         self.expire_time_cap_reached.store(0, Relaxed);
+        self.eviction_exceeded_since_us.store(0, Relaxed);
+        self.eviction_exceeded_total_us.store(0, Relaxed);
     }
 
     /// Cron, every 100 ms: the instantaneous metrics and the memory peak.

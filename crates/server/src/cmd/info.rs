@@ -289,19 +289,24 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("rss_overhead_bytes", rss as i64 - a.resident as i64);
     r.field("mem_fragmentation_ratio", ratio(rss, used));
     r.field("mem_fragmentation_bytes", rss as i64 - used as i64);
+    r.field("mem_not_counted_for_evict", crate::evict::not_counted(srv));
     r.zeros(&[
-        "mem_not_counted_for_evict",
         "mem_replication_backlog",
         "mem_total_replication_buffers",
         "mem_clients_slaves",
-        "mem_clients_normal",
-        "mem_cluster_links",
-        "mem_aof_buffer",
     ]);
+    let clients: u64 = srv
+        .clients
+        .all()
+        .iter()
+        .map(|c| c.tot_mem.load(Relaxed))
+        .sum();
+    r.field("mem_clients_normal", clients);
+    r.zeros(&["mem_cluster_links", "mem_aof_buffer"]);
     r.field("mem_allocator", memory::allocator_name());
     r.field("active_defrag_running", 0);
-    r.field("lazyfree_pending_objects", 0);
-    r.field("lazyfreed_objects", 0);
+    r.field("lazyfree_pending_objects", crate::lazyfree::pending());
+    r.field("lazyfreed_objects", crate::lazyfree::freed());
 }
 
 fn persistence(srv: &Server, r: &mut Report) {
@@ -422,12 +427,11 @@ fn stats(srv: &Server, r: &mut Report) {
         "expire_cycle_cpu_milliseconds",
         st.expire_cycle_us.load(Relaxed) / 1000,
     );
-    r.zeros(&[
-        "evicted_keys",
-        "evicted_clients",
-        "total_eviction_exceeded_time",
-        "current_eviction_exceeded_time",
-    ]);
+    r.field("evicted_keys", sum(|w| &w.evicted_keys));
+    r.field("evicted_clients", 0);
+    let (total, current) = crate::evict::exceeded_ms(srv);
+    r.field("total_eviction_exceeded_time", total);
+    r.field("current_eviction_exceeded_time", current);
     r.field("keyspace_hits", sum(|w| &w.keyspace_hits));
     r.field("keyspace_misses", sum(|w| &w.keyspace_misses));
     r.field("pubsub_channels", srv.pubsub.channels.len());

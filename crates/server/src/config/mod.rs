@@ -103,6 +103,11 @@ pub struct Hot {
     pub busy_reply_threshold_ms: AtomicI64,
     /// loglevel as a level (0 debug .. 3 warning), for `redis.log`.
     pub log_level: AtomicI64,
+    /// maxmemory-samples, maxmemory-eviction-tenacity, lazyfree-lazy-eviction (1 = yes):
+    /// read by each eviction cycle.
+    pub maxmemory_samples: AtomicI64,
+    pub maxmemory_tenacity: AtomicI64,
+    pub lazyfree_lazy_eviction: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -217,6 +222,13 @@ impl Config {
         let max = self.get("maxmemory").parse::<u64>().unwrap_or(0);
         let policy = crate::evict::Policy::from_name(&self.get("maxmemory-policy"));
         self.hot.maxmemory_policy.store(policy.index(), Relaxed);
+        let hot = &self.hot;
+        hot.maxmemory_samples
+            .store(self.get_i64("maxmemory-samples"), Relaxed);
+        hot.maxmemory_tenacity
+            .store(self.get_i64("maxmemory-eviction-tenacity"), Relaxed);
+        hot.lazyfree_lazy_eviction
+            .store(self.get_bool("lazyfree-lazy-eviction") as i64, Relaxed);
         engine::evict::access::configure(
             policy.is_lfu(),
             self.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,

@@ -1,11 +1,18 @@
 //! `maxmemory`: the memory figure it is held against, the admission check every command
-//! passes when a limit is set (Redis's `processCommand` calling `performEvictions`), and
-//! the `-OOM` refusal of commands flagged `denyoom` when nothing more can be freed.
+//! passes when a limit is set (Redis's `processCommand` calling `performEvictions`), the
+//! eviction the policy allows ([`cycle`]), and the `-OOM` refusal of commands flagged
+//! `denyoom` when nothing more can be freed.
 //!
 //! The figure is [`crate::memory::used_memory`] (the counting allocator's), less what
-//! Redis does not count against the limit (replica output buffers and the AOF buffer:
-//! Skein has neither yet, so nothing is subtracted).
+//! Redis does not count against the limit (replica output buffers and the AOF buffer;
+//! Skein has neither yet, but subtracts the propagation stream's records kept for its
+//! reader, which will feed them).
+//!
+//! Eviction runs where Redis runs it: before a command, on the worker about to run it,
+//! when memory is over the limit; and on the cron thread ([`background`]) when a call ran
+//! out of the time `maxmemory-eviction-tenacity` allows or the limit was lowered.
 
+pub mod cycle;
 pub mod policy;
 
 use crate::cmd::table::CommandDef;
@@ -34,9 +41,11 @@ pub fn maxmemory(srv: &Server) -> u64 {
     srv.config.hot.maxmemory.load(Relaxed)
 }
 
-/// Memory Redis does not count against `maxmemory` (freeMemoryGetNotCountedMemory).
-pub fn not_counted(_srv: &Server) -> u64 {
-    0
+/// Memory Redis does not count against `maxmemory` (freeMemoryGetNotCountedMemory:
+/// replica output buffers and the AOF buffer): here the propagated writes kept for the
+/// stream's reader.
+pub fn not_counted(srv: &Server) -> u64 {
+    srv.propagation.buffered()
 }
 
 /// How far over the limit the counted memory is (getMaxmemoryState's `tofree`): 0 when
@@ -63,15 +72,70 @@ fn safe(srv: &Server) -> bool {
 }
 
 /// performEvictions: bring the counted memory under the limit if the policy allows.
-pub fn perform(srv: &Server) -> Outcome {
-    if maxmemory(srv) == 0 || !safe(srv) || to_free(srv) == 0 {
+/// `writer` is the calling worker (or the stats slot of the other threads).
+pub fn perform(srv: &Server, writer: usize) -> Outcome {
+    if maxmemory(srv) == 0 || !safe(srv) {
         return Outcome::Ok;
     }
-    match policy::current(srv) {
-        Policy::NoEviction => Outcome::Fail,
-        // The evicting policies: not yet (commands are refused as under noeviction).
-        _ => Outcome::Fail,
+    let need = to_free(srv);
+    let outcome = if need == 0 {
+        Outcome::Ok
+    } else {
+        match policy::current(srv) {
+            Policy::NoEviction => Outcome::Fail,
+            p => cycle::run(srv, p, need, writer),
+        }
+    };
+    note_exceeded(srv, outcome);
+    outcome
+}
+
+/// Keep the time spent over the limit (total/current_eviction_exceeded_time).
+fn note_exceeded(srv: &Server, outcome: Outcome) {
+    let st = &srv.stats;
+    let now = srv.started.elapsed().as_micros() as u64 + 1;
+    let since = st.eviction_exceeded_since_us.load(Relaxed);
+    if outcome == Outcome::Ok {
+        if since != 0
+            && st
+                .eviction_exceeded_since_us
+                .compare_exchange(since, 0, Relaxed, Relaxed)
+                .is_ok()
+        {
+            st.eviction_exceeded_total_us
+                .fetch_add(now.saturating_sub(since), Relaxed);
+        }
+    } else if since == 0 {
+        let _ = st
+            .eviction_exceeded_since_us
+            .compare_exchange(0, now, Relaxed, Relaxed);
     }
+}
+
+/// (total, current) time over the limit, in milliseconds, for INFO stats.
+pub fn exceeded_ms(srv: &Server) -> (u64, u64) {
+    let st = &srv.stats;
+    let since = st.eviction_exceeded_since_us.load(Relaxed);
+    let current = if since == 0 {
+        0
+    } else {
+        (srv.started.elapsed().as_micros() as u64 + 1).saturating_sub(since)
+    };
+    (
+        (st.eviction_exceeded_total_us.load(Relaxed) + current) / 1000,
+        current / 1000,
+    )
+}
+
+/// The cron thread's part (Redis's eviction time proc): while memory is over the limit
+/// under an evicting policy, go on evicting, within `budget`.
+pub fn background(srv: &Server, budget: std::time::Duration) {
+    if maxmemory(srv) == 0 || policy::current(srv) == Policy::NoEviction {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let writer = srv.stats.workers.len();
+    while start.elapsed() < budget && perform(srv, writer) == Outcome::Running {}
 }
 
 /// The maxmemory step of processCommand, run before a command (with no locks held) when
@@ -80,7 +144,7 @@ pub fn perform(srv: &Server) -> Outcome {
 /// `denyoom`, EXEC of a transaction holding one, or anything queued inside MULTI but
 /// EXEC, DISCARD, QUIT and RESET). Returns true when the command must be refused.
 pub fn refuses(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
-    if perform(srv) != Outcome::Fail {
+    if perform(srv, client.worker) != Outcome::Fail {
         return false;
     }
     let name = cmd.fullname.as_str();

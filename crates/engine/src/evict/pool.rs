@@ -1,0 +1,307 @@
+//! Choosing keys to evict, as Redis's evict.c does: an eviction pool of the best
+//! [`POOL_SIZE`] candidates seen so far (by idle time, inverted LFU counter or nearness of
+//! the TTL), refilled by sampling `maxmemory-samples` keys per database (from a random
+//! shard on, one shard at a time); or one random key for the random policies.
+//!
+//! A database is looked at through a few random shards first; when they are all empty
+//! it is skipped for a while, and only when every database looks empty are they walked
+//! shard by shard (so a nearly empty keyspace is still found, and 16 empty databases cost
+//! little). A database much sparser than the others (most shards empty) is therefore
+//! sampled less often than Redis would.
+//!
+//! Sampling locks one shard at a time and never two, so it runs beside commands on every
+//! worker without a global lock. A pool belongs to its caller (one per evicting thread);
+//! a candidate is only a (database, key) pair: the caller deletes it through
+//! [`crate::Locked`], where a candidate deleted or rewritten meanwhile is simply not found
+//! (a "ghost" in Redis's words) or evicted with its newer access time.
+
+use super::access;
+use crate::entry::Entry;
+use crate::keyspace::Keyspace;
+use crate::shard::Shard;
+use rand::Rng;
+
+/// Candidates kept between calls (EVPOOL_SIZE).
+pub const POOL_SIZE: usize = 16;
+
+/// Rounds a database found empty is skipped for.
+const QUIET_ROUNDS: u16 = 256;
+
+/// What makes a key a better candidate (higher first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Idle time in milliseconds (estimateObjectIdleTime).
+    Lru,
+    /// 255 minus the decayed LFU counter.
+    Lfu,
+    /// The sooner the TTL, the better.
+    Ttl,
+}
+
+impl Score {
+    fn of(self, e: &Entry) -> u64 {
+        match self {
+            Score::Lru => u64::from(access::idle_seconds(e.lru())) * 1000,
+            Score::Lfu => 255 - u64::from(access::lfu_counter(e.lru())),
+            Score::Ttl => u64::MAX - e.expire_at() as u64,
+        }
+    }
+}
+
+/// A key chosen for eviction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub db: usize,
+    pub key: Vec<u8>,
+    score: u64,
+}
+
+/// The eviction pool: candidates in ascending score order (the best last), plus what the
+/// sampler learned about empty databases.
+#[derive(Default)]
+pub struct Pool {
+    slots: Vec<Candidate>,
+    /// Per database: rounds left before sampling it again (it was found empty).
+    quiet: Vec<u16>,
+    /// Where the random policies look first (Redis's `next_db`).
+    next_db: usize,
+}
+
+/// Random shards of a database tried before it counts as empty for a while.
+const PROBES: usize = 8;
+
+/// A shard of `db` holding a key (with a TTL, for `volatile`): one of `tries` random
+/// shards, or with `tries` None the first from a random one on (a full walk, when the
+/// whole keyspace looked empty); None when none was found.
+fn nonempty_shard(ks: &Keyspace, db: usize, volatile: bool, tries: Option<usize>) -> Option<usize> {
+    let shards = &ks.db(db).shards;
+    let n = shards.len();
+    let mut rng = rand::thread_rng();
+    let has = |i: usize| {
+        let s: &Shard = &shards[i].lock();
+        if volatile {
+            s.expires_len() > 0
+        } else {
+            !s.is_empty()
+        }
+    };
+    match tries {
+        Some(t) => (0..t).map(|_| rng.gen_range(0..n)).find(|&i| has(i)),
+        None => {
+            let start = rng.gen_range(0..n);
+            (0..n).map(|i| (start + i) % n).find(|&i| has(i))
+        }
+    }
+}
+
+impl Pool {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// evictionPoolPopulate for every database: sample up to `samples` keys (with a TTL,
+    /// for `volatile`) from a shard of each and keep the best. Returns false when no
+    /// database has a key to sample.
+    pub fn populate(
+        &mut self,
+        ks: &Keyspace,
+        score: Score,
+        volatile: bool,
+        samples: usize,
+    ) -> bool {
+        self.quiet.resize(ks.len(), 0);
+        // Everything looking empty, look again at every database, shard by shard, before
+        // saying there is nothing to evict.
+        self.populate_round(ks, score, volatile, samples, Some(PROBES))
+            || self.populate_round(ks, score, volatile, samples, None)
+    }
+
+    fn populate_round(
+        &mut self,
+        ks: &Keyspace,
+        score: Score,
+        volatile: bool,
+        samples: usize,
+        tries: Option<usize>,
+    ) -> bool {
+        let mut any = false;
+        for db in 0..ks.len() {
+            if tries.is_some() && self.quiet[db] > 0 {
+                self.quiet[db] -= 1;
+                continue;
+            }
+            let Some(i) = nonempty_shard(ks, db, volatile, tries) else {
+                self.quiet[db] = QUIET_ROUNDS;
+                continue;
+            };
+            self.quiet[db] = 0;
+            any = true;
+            self.populate_db(ks, db, i, score, volatile, samples);
+        }
+        any
+    }
+
+    /// Sample up to `samples` keys of `db`, shard after shard from shard `start` on (so a
+    /// sparse database gives as many samples as a dense one, as dictGetSomeKeys does).
+    fn populate_db(
+        &mut self,
+        ks: &Keyspace,
+        db: usize,
+        start: usize,
+        score: Score,
+        volatile: bool,
+        samples: usize,
+    ) {
+        let shards = &ks.db(db).shards;
+        let n = shards.len();
+        let mut got = 0;
+        for i in 0..n {
+            if got >= samples {
+                break;
+            }
+            let shard = shards[(start + i) % n].lock();
+            shard.sample(samples - got, volatile, |e| {
+                got += 1;
+                self.insert(db, e, score.of(e));
+            });
+        }
+    }
+
+    /// Keep `e` if it beats the worst candidate (or there is room); a key already in the
+    /// pool has its score refreshed.
+    fn insert(&mut self, db: usize, e: &Entry, score: u64) {
+        if let Some(at) = self
+            .slots
+            .iter()
+            .position(|c| c.db == db && c.key == e.key())
+        {
+            self.slots.remove(at);
+        } else if self.slots.len() == POOL_SIZE && score <= self.slots[0].score {
+            return;
+        }
+        if self.slots.len() == POOL_SIZE {
+            self.slots.remove(0);
+        }
+        let at = self.slots.partition_point(|c| c.score < score);
+        self.slots.insert(
+            at,
+            Candidate {
+                db,
+                key: e.key().to_vec(),
+                score,
+            },
+        );
+    }
+
+    /// Take the best candidate.
+    pub fn pop(&mut self) -> Option<Candidate> {
+        self.slots.pop()
+    }
+
+    /// A random key (with a TTL, for `volatile`), trying the databases in turn from the
+    /// one after the last pick (the random policies).
+    pub fn random(&mut self, ks: &Keyspace, volatile: bool) -> Option<Candidate> {
+        let n = ks.len();
+        for _ in 0..n {
+            self.next_db = (self.next_db + 1) % n;
+            let db = self.next_db;
+            let found = nonempty_shard(ks, db, volatile, Some(PROBES));
+            let Some(i) = found.or_else(|| nonempty_shard(ks, db, volatile, None)) else {
+                continue;
+            };
+            let mut found = None;
+            ks.db(db).shards[i].lock().sample(1, volatile, |e| {
+                found = Some(Candidate {
+                    db,
+                    key: e.key().to_vec(),
+                    score: 0,
+                })
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::NO_EXPIRE;
+    use crate::locked::Plan;
+    use crate::value::StrRef;
+    use crate::{Changes, Event};
+
+    fn put(ks: &Keyspace, db: usize, key: &[u8], expire: i64, field: u32) {
+        let mut changes = Changes::default();
+        let mut plan = Plan::new();
+        plan.key(ks, db, key);
+        let mut l = ks.lock(&mut plan, db, &mut changes);
+        let mut e = Entry::new(key, StrRef::encode(b"v"), expire, 0);
+        e.set_lru(field);
+        l.insert_entry_in(db, key, e, Event::NONE);
+    }
+
+    #[test]
+    fn pool_keeps_the_best_candidates() {
+        let ks = Keyspace::new(2, 4);
+        let clock = crate::clock::lru_clock();
+        // Keys idle for i seconds; db 1 holds the oldest.
+        for i in 0..40u32 {
+            put(&ks, 0, format!("k{i}").as_bytes(), NO_EXPIRE, clock - i);
+        }
+        put(&ks, 1, b"oldest", NO_EXPIRE, clock - 1000);
+        let mut pool = Pool::default();
+        for _ in 0..50 {
+            assert!(pool.populate(&ks, Score::Lru, false, 5));
+        }
+        assert_eq!(pool.len(), POOL_SIZE);
+        let best = pool.pop().unwrap();
+        assert_eq!((best.db, best.key.as_slice()), (1, &b"oldest"[..]));
+        // The rest come out oldest first, each once.
+        let mut last = u64::MAX;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(c) = pool.pop() {
+            assert!(c.score <= last);
+            last = c.score;
+            assert!(seen.insert(c.key));
+        }
+    }
+
+    #[test]
+    fn volatile_sampling_sees_only_keys_with_a_ttl() {
+        let ks = Keyspace::new(1, 8);
+        for i in 0..100u32 {
+            let ttl = if i.is_multiple_of(10) {
+                1_000_000 + i64::from(i)
+            } else {
+                NO_EXPIRE
+            };
+            put(&ks, 0, format!("k{i}").as_bytes(), ttl, 0);
+        }
+        let mut pool = Pool::default();
+        for _ in 0..100 {
+            pool.populate(&ks, Score::Ttl, true, 5);
+        }
+        // Nearest TTL first.
+        assert_eq!(pool.pop().unwrap().key, b"k0");
+        assert_eq!(pool.pop().unwrap().key, b"k10");
+        let mut all = Vec::new();
+        for _ in 0..50 {
+            all.extend(pool.random(&ks, true).map(|c| c.key));
+        }
+        assert!(all.iter().all(|k| {
+            let n: usize = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
+            n.is_multiple_of(10)
+        }));
+        // Nothing to sample.
+        let empty = Keyspace::new(3, 4);
+        assert!(!pool.populate(&empty, Score::Lru, false, 5));
+        assert!(pool.random(&empty, false).is_none());
+    }
+}

@@ -1,0 +1,74 @@
+//! Freeing big values off the hot path: a value whose free would take long (Redis's
+//! lazyfreeGetFreeEffort above LAZYFREE_THRESHOLD, 64 elements) is handed to one
+//! background thread, started on first use, which drops it. INFO reports
+//! `lazyfree_pending_objects` and `lazyfreed_objects` from here.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::OnceLock;
+
+/// Past this many elements a value is freed in the background (LAZYFREE_THRESHOLD).
+pub const THRESHOLD: usize = 64;
+
+type Job = Box<dyn Send>;
+
+static QUEUE: OnceLock<Option<Sender<Job>>> = OnceLock::new();
+static PENDING: AtomicU64 = AtomicU64::new(0);
+static FREED: AtomicU64 = AtomicU64::new(0);
+
+fn queue() -> Option<&'static Sender<Job>> {
+    QUEUE
+        .get_or_init(|| {
+            let (tx, rx) = channel::<Job>();
+            std::thread::Builder::new()
+                .name("skein-lazyfree".into())
+                .spawn(move || {
+                    for job in rx {
+                        drop(job);
+                        PENDING.fetch_sub(1, Relaxed);
+                        FREED.fetch_add(1, Relaxed);
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+/// Redis's lazyfreeGetFreeEffort: about how many allocations freeing `v` takes.
+pub fn free_effort(v: engine::ValueRef<'_>) -> usize {
+    use engine::ValueRef;
+    match v {
+        ValueRef::Str(_) => 1,
+        ValueRef::List(l) => l.len(),
+        ValueRef::Hash(h) => h.len(),
+        ValueRef::Set(s) => s.len(),
+        ValueRef::ZSet(z) => z.len(),
+        ValueRef::Stream(s) => s.len() as usize,
+    }
+}
+
+/// Drop `entry` here if it is small, else on the background thread.
+pub fn free(entry: engine::Entry) {
+    if free_effort(entry.value()) <= THRESHOLD {
+        return drop(entry);
+    }
+    let Some(q) = queue() else {
+        return drop(entry);
+    };
+    PENDING.fetch_add(1, Relaxed);
+    if let Err(e) = q.send(Box::new(entry)) {
+        PENDING.fetch_sub(1, Relaxed);
+        drop(e);
+    }
+}
+
+/// Values handed over and not freed yet (lazyfree_pending_objects).
+pub fn pending() -> u64 {
+    PENDING.load(Relaxed)
+}
+
+/// Values freed in the background so far (lazyfreed_objects).
+pub fn freed() -> u64 {
+    FREED.load(Relaxed)
+}
