@@ -53,7 +53,9 @@ for kind in $SERVERS; do
       best=$ops; best_c=$c
     fi
   done
+  # The same dimension as the hand sweep: connections only, up to the largest count tried.
   taskset -c "$LOAD_CPU" $BENCH capacity -p "$port" --qos "$QOS" --test-time "$T" --warmup 1 -q \
+    --max-pipeline 1 --max-clients "${CLIENTS##* }" \
     --json "$OUT/cap-$kind.json" > "$OUT/cap-$kind.txt" || true
   python3 - "$OUT/cap-$kind.json" "$kind" "$best" "$best_c" <<'PY'
 import json, sys

@@ -390,6 +390,23 @@ fn capacity_args() -> Vec<String> {
     }
 }
 
+/// Why the open loop's failing rates were the generator's failure, if they were: it sent
+/// late by over half the bound, or its load thread was saturated.
+fn generator_limit(p: &Probe, search: &SearchOutcome) -> Option<String> {
+    let failing = || search.steps.iter().filter(|s| !s.passed);
+    let late = failing()
+        .map(|s| qos_value(&s.lateness, p.qos.metric))
+        .fold(0.0, f64::max);
+    let cpu = failing().map(|s| s.generator_cpu_pct).fold(0.0, f64::max);
+    if late * 1000.0 > p.qos.limit_us / 2.0 {
+        return Some(format!("the open loop is limited by the generator, which sent late by {late:.3} ms at the failing rates (give it more CPU or --threads)"));
+    }
+    if cpu >= headroom::CPU_BOUND_PCT {
+        return Some(format!("the open loop is limited by the generator's CPU ({cpu:.0}% of a core per load thread at the failing rates; give it more --threads or cores)"));
+    }
+    None
+}
+
 /// One sentence on how the two answers relate, naming the generator when it is the limit.
 fn explain(
     p: &Probe,
@@ -408,7 +425,12 @@ fn explain(
         return format!("no closed-loop point held {q}, even one connection; the open loop found {open:.0} ops/s");
     }
     if open <= 0.0 {
-        return format!("the closed loop held {q} up to {closed:.0} ops/s but no offered rate did: requests arriving at a steady rate queue while the server is busy, which a closed loop never offers it");
+        let head =
+            format!("the closed loop held {q} up to {closed:.0} ops/s but no offered rate did: ");
+        return head
+            + &generator_limit(p, search).unwrap_or_else(|| {
+                "requests arriving at a steady rate queue while the server is busy, which a closed loop never offers it".into()
+            });
     }
     let ratio = open / closed;
     if (ratio - 1.0).abs() <= 0.1 {
@@ -420,23 +442,8 @@ fn explain(
         "the closed-loop sweep ({closed:.0} ops/s) and the open loop ({open:.0} ops/s) differ by more than 10% (ratio {ratio:.2}): "
     );
     if ratio < 1.0 {
-        let late = search
-            .steps
-            .iter()
-            .filter(|s| !s.passed)
-            .map(|s| qos_value(&s.lateness, p.qos.metric))
-            .fold(0.0, f64::max);
-        let cpu = search
-            .steps
-            .iter()
-            .filter(|s| !s.passed)
-            .map(|s| s.generator_cpu_pct)
-            .fold(0.0, f64::max);
-        if late * 1000.0 > p.qos.limit_us / 2.0 {
-            return head + &format!("the open loop is limited by the generator, which sent late by {late:.3} ms at the failing rates (give it more CPU or --threads)");
-        }
-        if cpu >= headroom::CPU_BOUND_PCT {
-            return head + &format!("the open loop is limited by the generator's CPU ({cpu:.0}% of a core per thread at the failing rates)");
+        if let Some(why) = generator_limit(p, search) {
+            return head + &why;
         }
         return head + "the server holds the QoS for the closed loop, which slows down with it, but not for the same rate offered steadily (requests arriving while it is busy queue): plan with the open loop's answer";
     }

@@ -120,7 +120,8 @@ fn attempt(
 }
 
 /// From `start`: up in 10% steps while passing (at most 3, never above `max`), or down
-/// while failing; then `bisect` halvings between the last pass and the first failure.
+/// while failing (to 1% of it); then `bisect` halvings between the last pass and the first
+/// failure.
 pub fn search(
     p: &mut Probe,
     w: &Workload,
@@ -151,7 +152,7 @@ pub fn search(
         }
         None => {
             fail = Some(start);
-            for f in [0.8, 0.6, 0.4, 0.2, 0.1] {
+            for f in [0.8, 0.6, 0.4, 0.2, 0.1, 0.05, 0.01] {
                 let rate = start * f;
                 match attempt(p, w, rate, repeats, &mut steps)? {
                     Some(r) => {
