@@ -9,13 +9,13 @@
 # Memory is the proportional set size (PSS, /proc/PID/smaps_rollup) of the server and its
 # children, sampled every 20 ms: pages a forked child shares with Redis count once.
 #
-# Usage: bench/persistence.sh [N] ; SKEIN=..., WORKERS=1, RATE=20000
+# Usage: bench/persistence.sh [N] ; SKEIN=..., WORKERS=1, RATE=5000
 set -euo pipefail
 N=${1:-1000000}
 SKEIN=${SKEIN:-target/release/skein-server}
 BENCH=${BENCH:-target/release/skein-bench}
 WORKERS=${WORKERS:-1}
-RATE=${RATE:-20000}
+RATE=${RATE:-5000}
 SERVER_CPU=${SERVER_CPU:-0}
 BENCH_CPU=${BENCH_CPU:-1}
 tmp=$(mktemp -d)

@@ -17,6 +17,59 @@ fn idx(h: u32) -> usize {
 /// Compress `input` into at most `out_len` bytes, or `None` if it does not fit (liblzf's
 /// `lzf_compress` returning 0).
 pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    thread_local! {
+        static TABLE: std::cell::RefCell<Table> = std::cell::RefCell::new(Table::new());
+    }
+    TABLE.with(|t| match t.try_borrow_mut() {
+        Ok(mut t) => compress_with(&mut t, input, out_len),
+        Err(_) => compress_with(&mut Table::new(), input, out_len),
+    })
+}
+
+/// The hash table of earlier positions (by hash of their next three bytes), reused from
+/// call to call: each entry carries the call it was written in, and an entry of another
+/// call reads as empty, so every call sees a zeroed table without clearing 64K entries
+/// (which cost more than compressing a short string).
+struct Table {
+    call: u32,
+    slots: Box<[u64]>,
+}
+
+impl Table {
+    fn new() -> Table {
+        Table {
+            call: 0,
+            slots: vec![0u64; HSIZE].into_boxed_slice(),
+        }
+    }
+
+    /// Start a call: every entry reads as empty.
+    fn begin(&mut self) {
+        self.call = self.call.wrapping_add(1);
+        if self.call == 0 {
+            self.slots.fill(0);
+            self.call = 1;
+        }
+    }
+
+    /// The position stored at `slot` in this call, 0 for none.
+    #[inline]
+    fn get(&self, slot: usize) -> usize {
+        let e = self.slots[slot];
+        if (e >> 32) as u32 == self.call {
+            e as u32 as usize
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, slot: usize, pos: usize) {
+        self.slots[slot] = (u64::from(self.call) << 32) | pos as u64;
+    }
+}
+
+fn compress_with(htab: &mut Table, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     let in_len = input.len();
     if in_len == 0 || out_len == 0 {
         return None;
@@ -24,7 +77,7 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     let mut out = vec![0u8; out_len];
     // Offsets of earlier positions by hash of their next three bytes; 0 means none (a
     // match at offset 0 is never taken, as in liblzf).
-    let mut htab = vec![0u32; HSIZE];
+    htab.begin();
     let mut ip = 0usize;
     let mut op = 1usize; // start run
     let mut lit = 0usize;
@@ -36,8 +89,8 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     while ip + 2 < in_len {
         hval = (hval << 8) | u32::from(input[ip + 2]);
         let slot = idx(hval);
-        let r = htab[slot] as usize;
-        htab[slot] = ip as u32;
+        let r = htab.get(slot);
+        htab.set(slot, ip);
         if r > 0
             && ip - r - 1 < MAX_OFF
             && input[r + 2] == input[ip + 2]
@@ -93,10 +146,10 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             ip -= 2;
             hval = (u32::from(input[ip]) << 8) | u32::from(input[ip + 1]);
             hval = (hval << 8) | u32::from(input[ip + 2]);
-            htab[idx(hval)] = ip as u32;
+            htab.set(idx(hval), ip);
             ip += 1;
             hval = (hval << 8) | u32::from(input[ip + 2]);
-            htab[idx(hval)] = ip as u32;
+            htab.set(idx(hval), ip);
             ip += 1;
         } else {
             if op >= out_len {
