@@ -105,5 +105,6 @@ measure() { # name port cmd...
     "$startup" "$logged" "$keys2"
 }
 
-measure redis 16379 redis-server --appendonly no
-measure skein 16380 "$SKEIN" --workers "$WORKERS"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+measure redis "$(free_port)" redis-server --appendonly no
+measure skein "$(free_port)" "$SKEIN" --workers "$WORKERS"
