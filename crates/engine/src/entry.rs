@@ -27,6 +27,7 @@
 //! behind for `Drop` to read.
 
 use crate::coll::{Hash, List, Set, Stream, ZSet};
+use crate::mem;
 use crate::value::{StrRef, Value, ValueRef};
 use std::alloc::{self, Layout};
 use std::fmt;
@@ -66,6 +67,18 @@ pub(crate) enum Heap {
 }
 
 impl Heap {
+    /// Bytes held beyond the `Heap` itself (see [`Entry::footprint`]).
+    fn footprint(&self, samples: usize) -> usize {
+        match self {
+            Heap::Raw(v) => mem::vec::<u8>(v.capacity()),
+            Heap::List(l) => mem::boxed::<List>() + l.footprint(samples),
+            Heap::Hash(h) => h.footprint(samples),
+            Heap::Set(s) => s.footprint(samples),
+            Heap::ZSet(z) => z.footprint(samples),
+            Heap::Stream(s) => mem::boxed::<Stream>() + s.footprint(samples),
+        }
+    }
+
     fn view(&self) -> ValueRef<'_> {
         match self {
             Heap::Raw(v) => ValueRef::Str(StrRef::Raw(v)),
@@ -587,6 +600,17 @@ impl Entry {
     /// Bytes of the block itself (values held outside it not included).
     pub fn block_size(&self) -> usize {
         self.parts().size
+    }
+
+    /// The bytes the key and its value take (MEMORY USAGE): the block at its size class,
+    /// plus what a value held outside it takes; elements allocated one by one are
+    /// estimated from the first `samples` of them, as Redis's objectComputeSize does.
+    pub fn footprint(&self, samples: usize) -> usize {
+        let block = mem::size_class_aligned(self.block_size(), ALIGN);
+        block
+            + self
+                .heap()
+                .map_or(0, |h| mem::boxed::<Heap>() + h.footprint(samples))
     }
 }
 

@@ -10,6 +10,7 @@ pub mod glob;
 pub mod hll;
 pub mod keyspace;
 pub mod locked;
+pub mod mem;
 pub mod rdb;
 pub mod shard;
 pub mod snapshot;

@@ -69,6 +69,21 @@ impl Shard {
         self.expires.len()
     }
 
+    /// Bytes of the shard's tables (MEMORY STATS): the key table's slots, and the TTL
+    /// index with its copies of the keys (estimated from the first few keys).
+    pub fn table_bytes(&self) -> (usize, usize) {
+        use crate::mem;
+        let cap = self.expires.capacity();
+        let expires = mem::hashbrown::<usize>(cap)
+            + mem::vec::<(usize, Box<[u8]>)>(cap)
+            + mem::sampled(
+                self.expires.iter().map(|k| mem::vec::<u8>(k.len())),
+                self.expires.len(),
+                5,
+            );
+        (mem::hashbrown::<Entry>(self.table.capacity()), expires)
+    }
+
     /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.
     #[inline]
     pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64) -> Lookup<'_> {
@@ -238,6 +253,18 @@ impl Shard {
         let wrapped = n.saturating_sub(len - start);
         head.chain(self.table.iter().take(wrapped))
             .for_each(&mut visit);
+    }
+}
+
+/// The table bytes a key costs beyond its entry (MEMORY USAGE): its slot in the key
+/// table (a pointer and a control byte) and, with a TTL, its place in the TTL index
+/// (entry, index and control byte) with its copy of the key.
+pub fn slot_bytes(e: &Entry) -> usize {
+    let slot = std::mem::size_of::<Entry>() + 1;
+    if e.expire_at() == NO_EXPIRE {
+        slot
+    } else {
+        slot + std::mem::size_of::<(usize, Box<[u8]>)>() + 9 + crate::mem::vec::<u8>(e.key().len())
     }
 }
 

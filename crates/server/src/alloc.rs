@@ -148,3 +148,37 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// engine::mem's size classes are jemalloc's: what nallocx answers, for every size up
+    /// to 80 KiB at every alignment up to two pages, and for sizes spread up to 1 TiB.
+    #[test]
+    fn size_classes_agree_with_nallocx() {
+        let aligns = [
+            1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
+        ];
+        for size in 1..=80 * 1024 {
+            for align in aligns {
+                assert_eq!(
+                    engine::mem::size_class_aligned(size, align) as i64,
+                    real_size(size, align),
+                    "size {size} align {align}"
+                );
+            }
+        }
+        let mut size = 80 * 1024;
+        while size < 1 << 40 {
+            for s in [size - 1, size, size + 1] {
+                assert_eq!(
+                    engine::mem::size_class(s) as i64,
+                    real_size(s, 8),
+                    "size {s}"
+                );
+            }
+            size = size * 9 / 8;
+        }
+    }
+}

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod net;
 pub mod notify;
 pub mod outbuf;
+pub mod overhead;
 pub mod persist;
 pub mod propagate;
 pub mod pubsub;

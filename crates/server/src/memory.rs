@@ -2,6 +2,7 @@
 //! share), jemalloc's own counters, RSS from /proc, and Redis's human-readable sizes.
 
 use tikv_jemalloc_ctl::{epoch, stats};
+use tikv_jemalloc_sys as ffi;
 
 /// `used_memory`: the bytes of every live allocation (the counting global allocator's
 /// figure, see [`crate::alloc`]); jemalloc's own count where the counting allocator is
@@ -29,6 +30,47 @@ pub fn alloc_stats() -> AllocStats {
         active: stats::active::read().unwrap_or(0) as u64,
         resident: stats::resident::read().unwrap_or(0) as u64,
     }
+}
+
+/// jemalloc's statistics report (MEMORY MALLOC-STATS: malloc_stats_print's text).
+pub fn malloc_stats() -> String {
+    unsafe extern "C" fn append(out: *mut std::ffi::c_void, text: *const std::ffi::c_char) {
+        // SAFETY: `out` is the `&mut Vec<u8>` passed below, alive and not otherwise
+        // borrowed for the whole malloc_stats_print call; jemalloc passes a
+        // NUL-terminated string.
+        let (out, text) = unsafe { (&mut *out.cast::<Vec<u8>>(), std::ffi::CStr::from_ptr(text)) };
+        out.extend_from_slice(text.to_bytes());
+    }
+    let mut out: Vec<u8> = Vec::new();
+    // SAFETY: the callback only appends to `out` (see above); a null options pointer
+    // asks for the default report. Nothing in the report is kept past the call.
+    unsafe {
+        ffi::malloc_stats_print(
+            Some(append),
+            (&mut out as *mut Vec<u8>).cast(),
+            std::ptr::null(),
+        )
+    };
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Return every arena's unused dirty pages to the system (MEMORY PURGE, Redis's
+/// jemalloc_purge: `arena.<all>.purge`). False if jemalloc refused.
+pub fn purge() -> bool {
+    // MALLCTL_ARENAS_ALL (4096) names every arena.
+    const NAME: &[u8] = b"arena.4096.purge\0";
+    // SAFETY: NAME is NUL-terminated; a purge reads and writes no value, so the four
+    // null/zero arguments are what mallctl expects for it.
+    let rc = unsafe {
+        ffi::mallctl(
+            NAME.as_ptr().cast(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    rc == 0
 }
 
 /// Resident set size of the process, from /proc/self/statm.

@@ -178,11 +178,12 @@ impl Hash {
         }
     }
 
-    /// Bytes held by the value (approximately; MEMORY USAGE).
-    pub fn allocated(&self) -> usize {
+    /// Bytes held by the value (MEMORY USAGE): fields and values allocated one by one
+    /// are estimated from the first `samples` of them.
+    pub fn footprint(&self, samples: usize) -> usize {
         match self {
             Hash::Listpack(lp) => lp.allocated(),
-            Hash::Table(t) => t.allocated(),
+            Hash::Table(t) => crate::mem::boxed::<HashTable>() + t.footprint(samples),
         }
     }
 }

@@ -121,10 +121,6 @@ impl Slots {
     fn iter(&self) -> impl Iterator<Item = &Slot> {
         self.chunks.iter().flatten()
     }
-
-    fn capacity(&self) -> usize {
-        self.chunks.iter().map(Vec::capacity).sum()
-    }
 }
 
 /// Buckets moved per write while rehashing, and empty buckets looked at (as Redis's
@@ -429,11 +425,24 @@ impl HashTable {
         v
     }
 
-    /// Bytes held (the allocations' sizes, approximately).
-    pub fn allocated(&self) -> usize {
-        (self.buckets.capacity() + self.old.capacity()) * 4
-            + self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.slots.iter().map(|s| s.data.len()).sum::<usize>()
+    /// Bytes held beyond the table itself: the bucket arrays and slot chunks, and the
+    /// slots' field-and-value buffers estimated from the first `samples` of them.
+    pub fn footprint(&self, samples: usize) -> usize {
+        use crate::mem;
+        mem::vec::<u32>(self.buckets.capacity())
+            + mem::vec::<u32>(self.old.capacity())
+            + mem::vec::<Vec<Slot>>(self.slots.chunks.capacity())
+            + self
+                .slots
+                .chunks
+                .iter()
+                .map(|c| mem::vec::<Slot>(c.capacity()))
+                .sum::<usize>()
+            + mem::sampled(
+                self.slots.iter().map(|s| mem::vec::<u8>(s.data.len())),
+                self.slots.len,
+                samples,
+            )
     }
 }
 

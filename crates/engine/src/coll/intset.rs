@@ -69,9 +69,9 @@ impl Intset {
         &self.buf
     }
 
-    /// Bytes held by the allocation.
+    /// Bytes held by the allocation (at its size class).
     pub fn allocated(&self) -> usize {
-        self.buf.capacity()
+        crate::mem::vec::<u8>(self.buf.capacity())
     }
 
     fn width(&self) -> usize {

@@ -14,6 +14,7 @@ mod tests;
 
 use super::listpack::{Item, Listpack};
 use super::Limits;
+use crate::mem;
 use node::{Data, Node};
 use std::collections::VecDeque;
 
@@ -77,6 +78,17 @@ impl List {
     }
 
     /// The number of quicklist nodes.
+    /// Bytes held beyond the `List` itself: the node array, and the nodes' buffers
+    /// estimated from the first `samples` nodes (objectComputeSize's quicklist walk).
+    pub fn footprint(&self, samples: usize) -> usize {
+        mem::vec::<Node>(self.nodes.capacity())
+            + mem::sampled(
+                self.nodes.iter().map(Node::footprint),
+                self.nodes.len(),
+                samples,
+            )
+    }
+
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }

@@ -310,9 +310,9 @@ impl Listpack {
         self.buf.len()
     }
 
-    /// Bytes held by the allocation.
+    /// Bytes held by the allocation (at its size class).
     pub fn allocated(&self) -> usize {
-        self.buf.capacity()
+        crate::mem::vec::<u8>(self.buf.capacity())
     }
 
     /// Number of elements.

@@ -57,7 +57,7 @@ impl Member {
     fn heap_bytes(&self) -> usize {
         match self {
             Member::Inline { .. } => 0,
-            Member::Heap(b) => b.len(),
+            Member::Heap(b) => crate::mem::vec::<u8>(b.len()),
         }
     }
 }
@@ -241,11 +241,17 @@ impl Table {
         top
     }
 
-    /// Bytes held (for MEMORY USAGE style figures).
-    pub fn allocated(&self) -> usize {
-        self.members.capacity() * std::mem::size_of::<Member>()
-            + self.index.capacity() * (std::mem::size_of::<u32>() + 1)
-            + self.members.iter().map(Member::heap_bytes).sum::<usize>()
+    /// Bytes held beyond the table itself: the member array and the index, and the
+    /// members' own buffers estimated from the first `samples` members.
+    fn footprint(&self, samples: usize) -> usize {
+        use crate::mem;
+        mem::vec::<Member>(self.members.capacity())
+            + mem::hashbrown::<u32>(self.index.capacity())
+            + mem::sampled(
+                self.members.iter().map(Member::heap_bytes),
+                self.members.len(),
+                samples,
+            )
     }
 }
 
@@ -422,11 +428,12 @@ impl Set {
         }
     }
 
-    /// Bytes held by the encoding.
-    pub fn allocated(&self) -> usize {
+    /// Bytes held by the encoding (MEMORY USAGE): members allocated one by one are
+    /// estimated from the first `samples` of them.
+    pub fn footprint(&self, samples: usize) -> usize {
         match self {
             Set::Intset(s) => s.allocated(),
-            Set::Table(t) => t.allocated(),
+            Set::Table(t) => crate::mem::boxed::<Table>() + t.footprint(samples),
         }
     }
 }

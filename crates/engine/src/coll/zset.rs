@@ -261,6 +261,15 @@ impl ZSet {
         self.len() == 0
     }
 
+    /// Bytes held by the encoding (MEMORY USAGE): members allocated one by one are
+    /// estimated from the first `samples` of them.
+    pub fn footprint(&self, samples: usize) -> usize {
+        match self {
+            ZSet::Listpack(lp) => lp.allocated(),
+            ZSet::Skiplist(sl) => crate::mem::boxed::<SkipList>() + sl.footprint(samples),
+        }
+    }
+
     /// The `OBJECT ENCODING` name.
     pub fn encoding(&self) -> &'static str {
         match self {

@@ -167,8 +167,8 @@ impl MemberIndex {
     }
 
     /// Bytes held by the table.
-    pub fn allocated(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
+    pub fn footprint(&self) -> usize {
+        crate::mem::vec::<Slot>(self.slots.capacity())
     }
 }
 

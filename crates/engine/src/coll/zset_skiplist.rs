@@ -533,6 +533,34 @@ impl SkipList {
     }
 
     /// Every element in order.
+    /// Bytes held beyond the list itself: node and level chunks, free lists, the member
+    /// index, and the members' buffers estimated from the first `samples` members.
+    pub fn footprint(&self, samples: usize) -> usize {
+        use crate::mem;
+        fn chunked<T>(c: &Chunked<T>) -> usize {
+            mem::vec::<Vec<T>>(c.chunks.capacity())
+                + c.chunks
+                    .iter()
+                    .map(|v| mem::vec::<T>(v.capacity()))
+                    .sum::<usize>()
+        }
+        chunked(&self.nodes)
+            + chunked(&self.levels)
+            + mem::vec::<u32>(self.free.capacity())
+            + mem::vec::<Vec<u32>>(self.free_levels.capacity())
+            + self
+                .free_levels
+                .iter()
+                .map(|v| mem::vec::<u32>(v.capacity()))
+                .sum::<usize>()
+            + self.index.footprint()
+            + mem::sampled(
+                self.iter().map(|(m, _)| mem::vec::<u8>(m.len())),
+                self.len,
+                samples,
+            )
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> + '_ {
         let mut x = self.lv(HEAD, 0).fwd;
         std::iter::from_fn(move || {

@@ -234,15 +234,11 @@ fn ratio(a: u64, b: u64) -> String {
 }
 
 fn memory_section(srv: &Server, r: &mut Report) {
-    let a = memory::alloc_stats();
-    let used = memory::used_memory();
-    srv.stats.note_memory(used);
-    let peak = srv.stats.peak_memory.load(Relaxed);
-    let startup = srv.stats.startup_memory.load(Relaxed).min(used);
-    let rss = memory::rss();
+    let mh = crate::overhead::Overhead::measure(srv);
+    let (a, used, peak, startup, rss) = (mh.alloc, mh.total, mh.peak, mh.startup, mh.rss);
     let total = memory::total_system_memory();
     let maxmemory = srv.config.get_i64("maxmemory").max(0) as u64;
-    let dataset = used - startup;
+    let dataset = mh.dataset;
     let net = used.saturating_sub(startup);
     r.section("Memory");
     r.field("used_memory", used);
@@ -252,7 +248,7 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("used_memory_peak", peak);
     r.field("used_memory_peak_human", memory::human(peak));
     r.field("used_memory_peak_perc", perc(used, peak));
-    r.field("used_memory_overhead", startup);
+    r.field("used_memory_overhead", mh.overhead_total);
     r.field("used_memory_startup", startup);
     r.field("used_memory_dataset", dataset);
     r.field("used_memory_dataset_perc", perc(dataset, net.max(1)));
@@ -295,13 +291,7 @@ fn memory_section(srv: &Server, r: &mut Report) {
         "mem_total_replication_buffers",
         "mem_clients_slaves",
     ]);
-    let clients: u64 = srv
-        .clients
-        .all()
-        .iter()
-        .map(|c| c.tot_mem.load(Relaxed))
-        .sum();
-    r.field("mem_clients_normal", clients);
+    r.field("mem_clients_normal", mh.clients_normal);
     r.zeros(&["mem_cluster_links", "mem_aof_buffer"]);
     r.field("mem_allocator", memory::allocator_name());
     r.field("active_defrag_running", 0);

@@ -22,6 +22,7 @@ pub mod keys;
 pub mod keyspec;
 pub mod latency;
 pub mod lists;
+pub mod memory;
 pub mod object;
 pub mod persist;
 pub mod pubsub;
@@ -127,6 +128,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         hyperloglog::COMMANDS,
         keys::COMMANDS,
         object::COMMANDS,
+        memory::COMMANDS,
         dump::COMMANDS,
         persist::COMMANDS,
         connection::COMMANDS,

@@ -29,6 +29,14 @@ pub(super) struct Node {
 }
 
 impl Node {
+    /// Bytes of the node's buffer.
+    pub(super) fn footprint(&self) -> usize {
+        match &self.data {
+            Data::Raw(lp) => lp.allocated(),
+            Data::Plain(b) | Data::Lzf(b) => crate::mem::vec::<u8>(b.len()),
+        }
+    }
+
     pub(super) fn of(lp: Listpack) -> Node {
         Node {
             count: lp.len() as u32,

@@ -38,6 +38,22 @@ pub struct Group {
 }
 
 impl Group {
+    /// Bytes held by the group's pending entries and consumers.
+    pub fn footprint(&self) -> usize {
+        use crate::mem;
+        let consumers: usize = self
+            .consumers
+            .iter()
+            .map(|(name, c)| {
+                // An Arc's allocation: two counts, then the bytes.
+                mem::size_class(16 + name.len()) + mem::btree::<StreamId, ()>(c.pel.len())
+            })
+            .sum();
+        mem::btree::<StreamId, Nack>(self.pel.len())
+            + mem::btree::<Name, Consumer>(self.consumers.len())
+            + consumers
+    }
+
     pub fn new(last_id: StreamId, entries_read: i64) -> Group {
         Group {
             last_id,

@@ -230,9 +230,28 @@ impl Stream {
         rax_count(&keys, 0, true)
     }
 
-    /// Bytes of the nodes' listpacks (for memory figures).
-    pub fn allocated(&self) -> usize {
-        self.nodes.values().map(Listpack::allocated).sum()
+    /// Bytes held beyond the `Stream` itself (MEMORY USAGE): the node tree, the nodes'
+    /// listpacks as Redis estimates them (the average of the first `samples` for all
+    /// but the last, which is counted as it is), and the consumer groups with their
+    /// pending entries and consumers.
+    pub fn footprint(&self, samples: usize) -> usize {
+        use crate::mem;
+        let n = self.nodes.len();
+        let nodes = mem::btree::<StreamId, Listpack>(n)
+            + match self.nodes.last_key_value() {
+                None => 0,
+                Some(_) if n <= samples => self.nodes.values().map(Listpack::allocated).sum(),
+                Some((_, last)) => {
+                    mem::sampled(self.nodes.values().map(Listpack::allocated), n - 1, samples)
+                        + last.allocated()
+                }
+            };
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|(name, g)| mem::vec::<u8>(name.len()) + g.footprint())
+            .sum();
+        nodes + mem::btree::<Vec<u8>, Group>(self.groups.len()) + groups
     }
 
     /// XADD's append (streamAppendItem): `pairs` is field, value, field, value...
