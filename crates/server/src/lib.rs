@@ -46,6 +46,7 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
             .loading
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
+    net::fdlimit::adjust(&srv)?;
     let port = srv.config.get_i64("port") as u16;
     let backlog = srv.config.get_i64("tcp-backlog") as i32;
     let tcp = if port > 0 {

@@ -92,28 +92,7 @@ fn dispatch(srv: &Server, workers: &[Arc<WorkerHandle>], nc: NewConn) {
     srv.stats.workers[w].clients.fetch_sub(1, Relaxed);
 }
 
-/// Raise the open-files limit to what `maxclients` needs (Redis does the same at start:
-/// maxclients + 32 reserved descriptors), as far as the hard limit allows.
-fn raise_fd_limit(srv: &Server) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let want = srv.config.get_i64("maxclients").max(1) as u64 + 32;
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit/setrlimit read and write a plain struct we own.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < want {
-                rl.rlim_cur = want.min(rl.rlim_max);
-                libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
-            }
-        }
-    });
-}
-
 pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle>>) {
-    raise_fd_limit(&srv);
     let _ = std::thread::Builder::new()
         .name("skein-accept".into())
         .spawn(move || loop {
@@ -156,7 +135,6 @@ pub fn spawn_unix(
     path: String,
     workers: Vec<Arc<WorkerHandle>>,
 ) {
-    raise_fd_limit(&srv);
     let _ = std::thread::Builder::new()
         .name("skein-accept-unix".into())
         .spawn(move || loop {

@@ -1,6 +1,7 @@
 //! Networking: the acceptor threads and the worker event loops.
 
 pub mod conn;
+pub mod fdlimit;
 pub mod listener;
 pub mod mailbox;
 pub mod stream;
