@@ -51,6 +51,8 @@ pub struct Keyspace {
     dbs: Box<[Db]>,
     /// The snapshot in progress (see [`crate::snapshot`]).
     pub(crate) snapshot: crate::snapshot::Slot,
+    /// Shard lock acquisitions that had to wait, and how long (see [`crate::lockstat`]).
+    pub lock_waits: crate::lockstat::LockWaits,
 }
 
 impl Keyspace {
@@ -60,6 +62,7 @@ impl Keyspace {
                 .map(|_| Db::new(shards_per_db))
                 .collect(),
             snapshot: Default::default(),
+            lock_waits: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ use crate::entry::{Entry, ValueMut};
 use crate::event::{Changes, DbChange, Event};
 use crate::evict::access;
 use crate::keyspace::{Cleared, Keyspace};
+use crate::lockstat::LockWaits;
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
 use crate::value::{Value, ValueRef};
 use parking_lot::{Mutex, MutexGuard};
@@ -252,7 +253,11 @@ impl Keyspace {
             guards.push(Held {
                 db: d,
                 shard: s,
-                guard: acquire(&self.db(d as usize).shards[s as usize], &give_up)?,
+                guard: acquire(
+                    &self.db(d as usize).shards[s as usize],
+                    &give_up,
+                    &self.lock_waits,
+                )?,
             });
             return Some((scope, guards));
         }
@@ -274,7 +279,11 @@ impl Keyspace {
                 return Some((scope, guards));
             };
             drop(guards);
-            drop(acquire(&self.db(d as usize).shards[s as usize], &give_up)?);
+            drop(acquire(
+                &self.db(d as usize).shards[s as usize],
+                &give_up,
+                &self.lock_waits,
+            )?);
         }
     }
 
@@ -304,9 +313,11 @@ impl Keyspace {
         guards.push(Held {
             db: db as u32,
             shard: shard as u32,
-            guard: acquire(&d.shards[shard], &|| {
-                give_up(Scope::Keys, &[(db as u32, shard as u32)])
-            })?,
+            guard: acquire(
+                &d.shards[shard],
+                &|| give_up(Scope::Keys, &[(db as u32, shard as u32)]),
+                &self.lock_waits,
+            )?,
         });
         let mut hashes = SmallVec::new();
         hashes.push(KeyHash {
@@ -348,17 +359,25 @@ pub type GiveUp<'f> = dyn Fn(Scope, &[(u32, u32)]) -> bool + 'f;
 /// How long a wait for a busy shard lasts before asking whether to give up.
 pub const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Lock `m`, asking `give_up` every [`WAIT_SLICE`] while it is busy.
+/// Lock `m`, asking `give_up` every [`WAIT_SLICE`] while it is busy; a wait (taken or
+/// given up) is counted in `waits`.
 #[inline]
-fn acquire<'a>(m: &'a Mutex<Shard>, give_up: &dyn Fn() -> bool) -> Option<MutexGuard<'a, Shard>> {
+fn acquire<'a>(
+    m: &'a Mutex<Shard>,
+    give_up: &dyn Fn() -> bool,
+    waits: &LockWaits,
+) -> Option<MutexGuard<'a, Shard>> {
     if let Some(g) = m.try_lock() {
         return Some(g);
     }
+    let since = std::time::Instant::now();
     loop {
         if let Some(g) = m.try_lock_for(WAIT_SLICE) {
+            waits.record(since);
             return Some(g);
         }
         if give_up() {
+            waits.record(since);
             return None;
         }
     }
@@ -609,7 +628,7 @@ impl<'a> Locked<'a> {
             self.guards.is_empty(),
             "walking db {db} while holding other shards"
         );
-        let mut g = d.shards[index].lock();
+        let mut g = ks.lock_waits.lock(&d.shards[index]);
         if write {
             ks.copy_on_write(db, index, &g);
         }

@@ -15,6 +15,7 @@ pub mod latency;
 pub mod lazyfree;
 pub mod log;
 pub mod memory;
+pub mod metrics;
 pub mod net;
 pub mod notify;
 pub mod outbuf;
@@ -26,6 +27,7 @@ pub mod script;
 pub mod server;
 pub mod slowlog;
 pub mod stats;
+pub mod threadload;
 pub mod watch;
 
 /// The Redis version Skein answers as (HELLO, INFO).
@@ -37,6 +39,7 @@ use std::sync::Arc;
 /// Start listeners, workers and the cron thread; returns once the server has stopped.
 pub fn run(srv: Arc<Server>) -> Result<(), String> {
     srv.persist.attach(Arc::downgrade(&srv));
+    srv.metrics.attach(Arc::downgrade(&srv));
     persist::shutdown::install_signal_handlers();
     // Until the dataset is loaded (below, once listening), clients get -LOADING. With no
     // file there is nothing to wait for (Redis does not enter the loading state either):
@@ -94,6 +97,7 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         net::listener::spawn_unix(srv.clone(), l, unix_path.clone(), workers.clone());
     }
     cron::spawn(srv.clone());
+    metrics::reconfigure(&srv)?;
     // Listening already: clients get -LOADING until the dataset is in (as in Redis).
     persist::load::at_startup(&srv);
     log::notice(&format!(

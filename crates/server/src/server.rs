@@ -39,6 +39,8 @@ pub struct Server {
     pub tcp_port: AtomicU64,
     /// RDB saving and loading state (INFO persistence, `save` rules).
     pub persist: crate::persist::Persistence,
+    /// The Prometheus endpoint (`metrics-port`), when on.
+    pub metrics: crate::metrics::Endpoint,
 }
 
 impl Server {
@@ -70,6 +72,7 @@ impl Server {
             run_id,
             tcp_port: AtomicU64::new(config.get_i64("port") as u64),
             persist: crate::persist::Persistence::new(engine::wall_ms() / 1000),
+            metrics: Default::default(),
             config,
         }
     }

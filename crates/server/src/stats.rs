@@ -7,7 +7,7 @@ use crate::slowlog::SlowLog;
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 /// Latency histogram bounds and precision, in nanoseconds (as Redis's hdr_init).
 const HIST_MIN_NS: u64 = 1;
@@ -84,7 +84,6 @@ pub fn totals(slots: &[CmdCounters], with_hist: bool) -> CmdTotals {
 }
 
 /// Counters one worker owns.
-#[derive(Default)]
 pub struct WorkerStats {
     pub commands: AtomicU64,
     pub connections: AtomicU64,
@@ -101,11 +100,52 @@ pub struct WorkerStats {
     pub cpu_user_us: AtomicU64,
     pub cpu_sys_us: AtomicU64,
     pub clients: AtomicU64,
+    /// Time this worker's handlers ran (top-level commands), ns (see `threadload`).
+    pub busy_ns: AtomicU64,
+    /// Time this worker's event loop spent outside its poll wait, ns.
+    pub awake_ns: AtomicU64,
+    /// The worker thread's CPU clock (`threadload::current_thread_clock`), or
+    /// `threadload::NO_CLOCK`.
+    pub cpu_clock: AtomicI64,
     /// Error replies by prefix (INFO errorstats); touched only when an error is sent.
     pub errors: Mutex<HashMap<String, u64>>,
 }
 
+impl Default for WorkerStats {
+    fn default() -> WorkerStats {
+        WorkerStats {
+            commands: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+            net_in: AtomicU64::new(0),
+            net_out: AtomicU64::new(0),
+            keyspace_hits: AtomicU64::new(0),
+            keyspace_misses: AtomicU64::new(0),
+            expired_keys: AtomicU64::new(0),
+            evicted_keys: AtomicU64::new(0),
+            dirty: AtomicU64::new(0),
+            cpu_user_us: AtomicU64::new(0),
+            cpu_sys_us: AtomicU64::new(0),
+            clients: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
+            awake_ns: AtomicU64::new(0),
+            cpu_clock: AtomicI64::new(crate::threadload::NO_CLOCK),
+            errors: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
 impl WorkerStats {
+    /// The event loop was awake from `since` until now.
+    pub fn add_awake(&self, since: std::time::Instant) {
+        self.awake_ns
+            .fetch_add(since.elapsed().as_nanos() as u64, Relaxed);
+    }
+
+    /// A top-level command's handler ran for `d`.
+    pub fn add_busy(&self, d: std::time::Duration) {
+        self.busy_ns.fetch_add(d.as_nanos() as u64, Relaxed);
+    }
+
     /// Count an error reply under its prefix (the first word, as Redis's errorstats).
     pub fn count_error(&self, msg: &[u8]) {
         let end = msg
@@ -141,6 +181,8 @@ pub struct Stats {
     pub startup_memory: AtomicU64,
     /// Samples for the instantaneous_* figures; written by the cron, read by INFO.
     pub metrics: Mutex<Metrics>,
+    /// Samples of the workers' busy, awake and CPU time (INFO threads, /metrics).
+    pub load: Mutex<crate::threadload::Window>,
     /// The replication ID (master_replid); DEBUG CHANGE-REPL-ID draws a new one.
     pub replid: Mutex<String>,
 }
@@ -213,8 +255,14 @@ impl Stats {
             peak_memory: AtomicU64::new(0),
             startup_memory: AtomicU64::new(0),
             metrics: Mutex::new(Metrics::default()),
+            load: Mutex::new(Default::default()),
             replid: Mutex::new(random_hex40()),
         }
+    }
+
+    /// Each worker's load over the last samples (see `threadload`).
+    pub fn loads(&self) -> Vec<crate::threadload::Load> {
+        self.load.lock().loads(self.workers.len())
     }
 
     /// Sum one field over all workers and the global slot.
@@ -250,7 +298,8 @@ impl Stats {
         self.eviction_exceeded_total_us.store(0, Relaxed);
     }
 
-    /// Cron, every 100 ms: the instantaneous metrics and the memory peak.
+    /// Cron, every 100 ms: the instantaneous metrics, the workers' load and the memory
+    /// peak.
     pub fn sample(&self) {
         let now = engine::now_ms();
         let commands = self.sum(|w| &w.commands);
@@ -262,6 +311,7 @@ impl Stats {
             m.track(Metric::NetInput, now, net_in);
             m.track(Metric::NetOutput, now, net_out);
         }
+        self.load.lock().sample(&self.workers);
         self.note_memory(crate::memory::used_memory());
     }
 

@@ -53,10 +53,26 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     }
     let local = ctx.client.info.is_local();
-    match ctx.srv.config.config_set(&pairs, local) {
-        Ok(()) => ctx.out.ok(),
-        Err(e) => ctx.out.error(&e),
+    let config = &ctx.srv.config;
+    let before = crate::metrics::OPTIONS.map(|o| config.get(o));
+    if let Err(e) = config.config_set(&pairs, local) {
+        return ctx.out.error(&e);
     }
+    // The metrics endpoint moves at once; if it cannot, its options keep their values.
+    if let Err(e) = crate::metrics::reconfigure(ctx.srv) {
+        for (name, value) in crate::metrics::OPTIONS.iter().zip(before) {
+            let _ = config.set(name, &[value]);
+        }
+        let arg = pairs
+            .iter()
+            .map(|(name, _)| String::from_utf8_lossy(name).to_lowercase())
+            .find(|n| crate::metrics::OPTIONS.contains(&n.as_str()))
+            .unwrap_or_default();
+        return ctx.out.error(&format!(
+            "ERR CONFIG SET failed (possibly related to argument '{arg}') - {e}"
+        ));
+    }
+    ctx.out.ok()
 }
 
 fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {

@@ -604,14 +604,36 @@ fn keyspace(srv: &Server, keys: &mut Locked, r: &mut Report) {
     }
 }
 
-/// Skein's own: each worker's CPU time, commands, clients and traffic.
+/// Skein's own: the engine threads' CPU utilization (percent, over the last 1.6 s), and
+/// each worker's CPU time, load, commands, clients and traffic (see `threadload`).
 fn threads(srv: &Server, r: &mut Report) {
+    let loads = srv.stats.loads();
     r.section("Threads");
     r.field("workers", srv.stats.workers.len());
-    for (i, w) in srv.stats.workers.iter().enumerate() {
+    r.field(
+        "engine_cpu_utilization",
+        format!("{:.2}", crate::threadload::engine_cpu_utilization(&loads)),
+    );
+    for (i, (w, load)) in srv.stats.workers.iter().zip(&loads).enumerate() {
         let get = |a: &AtomicU64| a.load(Relaxed);
         r.field(&format!("worker{i}_cpu_user"), secs(get(&w.cpu_user_us)));
         r.field(&format!("worker{i}_cpu_sys"), secs(get(&w.cpu_sys_us)));
+        r.field(
+            &format!("worker{i}_cpu_utilization"),
+            format!("{:.2}", load.cpu_pct),
+        );
+        r.field(
+            &format!("worker{i}_busy_ratio"),
+            format!("{:.4}", load.busy_ratio),
+        );
+        r.field(
+            &format!("worker{i}_busy_seconds"),
+            secs(get(&w.busy_ns) / 1000),
+        );
+        r.field(
+            &format!("worker{i}_awake_seconds"),
+            secs(get(&w.awake_ns) / 1000),
+        );
         r.field(&format!("worker{i}_commands"), get(&w.commands));
         r.field(&format!("worker{i}_clients"), get(&w.clients));
         r.field(&format!("worker{i}_connections"), get(&w.connections));

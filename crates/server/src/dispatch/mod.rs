@@ -103,7 +103,8 @@ fn run(
         exec_ops: None,
     };
     effects::prepare(srv, ctx.keys.changes);
-    call(&mut ctx, cmd, argv);
+    let ran = call(&mut ctx, cmd, argv);
+    srv.stats.workers[ctx.client.worker].add_busy(ran);
     ctx.keys.changes.clear();
 }
 
@@ -224,9 +225,10 @@ pub fn queued_any(
 }
 
 /// Run a checked command whose locks are held: the handler, its effects, its statistics.
-pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
+/// Returns how long the handler ran.
+pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Duration {
     let Some(handler) = cmd.handler else {
-        return;
+        return std::time::Duration::ZERO;
     };
     let srv = ctx.srv;
     let worker = ctx.client.worker;
@@ -257,12 +259,15 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
         client::feed_monitors(ctx, cmd, argv);
     }
     ctx.client.redacted = 0;
+    elapsed
 }
 
 /// Run one command queued by MULTI, inside EXEC (whose locks cover it).
 pub fn call_queued(ctx: &mut Ctx, argv: &[&[u8]]) {
     match ctx.srv.commands.lookup(argv) {
-        Some(cmd) => call(ctx, cmd, argv),
+        Some(cmd) => {
+            call(ctx, cmd, argv);
+        }
         None => {
             let msg = unknown_command_error(ctx.srv, argv);
             reply_error(ctx.srv, ctx.client.worker, ctx.out, &msg);

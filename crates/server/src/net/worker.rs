@@ -156,6 +156,10 @@ impl Worker {
     fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         let mut last_tick = Instant::now();
+        let srv = self.srv.clone();
+        let load = &srv.stats.workers[self.index];
+        load.cpu_clock
+            .store(crate::threadload::current_thread_clock(), Relaxed);
         loop {
             let again = std::mem::take(&mut self.again);
             let timeout = if again.is_empty() {
@@ -169,6 +173,7 @@ impl Worker {
                     return;
                 }
             }
+            let woke = Instant::now();
             self.iteration += 1;
             for ev in events.iter() {
                 if ev.token() == WAKE {
@@ -208,6 +213,7 @@ impl Worker {
                 last_tick = Instant::now();
                 self.tick();
             }
+            load.add_awake(woke);
         }
     }
 
