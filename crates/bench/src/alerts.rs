@@ -1,12 +1,14 @@
 //! Alarm thresholds (100/90/80% of what a node sustained) and their Prometheus alerting
 //! rules.
 //!
-//! Metric names are the ones a Prometheus exporter derives from the INFO fields Skein
-//! reports (the redis_exporter names: `redis_commands_processed_total` from
-//! `total_commands_processed`, `redis_net_input_bytes_total`, `redis_net_output_bytes_total`,
+//! Metric names are the ones Skein's own `/metrics` endpoint (`metrics-port`) serves, which
+//! are the ones redis_exporter derives from the same INFO fields of any Redis
+//! (`redis_commands_processed_total` from `total_commands_processed`,
+//! `redis_net_input_bytes_total`, `redis_net_output_bytes_total`,
 //! `redis_cpu_user_seconds_total`, `redis_cpu_sys_seconds_total`), plus Skein's per-worker
-//! engine CPU, `skein_worker_cpu_seconds_total{worker, mode="user"|"sys"}` from
-//! `workerN_cpu_user`/`workerN_cpu_sys`.
+//! engine CPU, `skein_worker_cpu_seconds_total{worker, mode="user"|"sys"}` (INFO's
+//! `workerN_cpu_user`/`workerN_cpu_sys`). tests/test_metrics.py checks that every name
+//! below is on Skein's endpoint.
 
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -54,6 +56,17 @@ impl Measure {
         }
     }
 
+    /// The metric names the alert reads.
+    pub fn metrics(self) -> &'static [&'static str] {
+        match self {
+            Measure::OpsPerSec => &[OPS],
+            Measure::NetInBytesPerSec => &[NET_IN],
+            Measure::NetOutBytesPerSec => &[NET_OUT],
+            Measure::EngineCpuPct => &[WORKER_CPU],
+            Measure::ProcessCpuPct => &[CPU_USER, CPU_SYS],
+        }
+    }
+
     /// The PromQL giving this measure per instance, over `window`.
     pub fn promql(self, selector: &str, window: &str) -> String {
         let sel = if selector.is_empty() {
@@ -76,6 +89,8 @@ impl Measure {
 pub struct Threshold {
     pub measure: Measure,
     pub label: String,
+    /// The PromQL of the measure (over 1m, no selector), on the names `/metrics` serves.
+    pub metric: String,
     /// The value at capacity (100%).
     pub capacity: f64,
     /// `[(percent, value)]` for 100, 90 and 80%.
@@ -86,6 +101,7 @@ pub fn threshold(measure: Measure, capacity: f64) -> Threshold {
     Threshold {
         measure,
         label: measure.label().into(),
+        metric: measure.promql("", "1m"),
         capacity,
         levels: LEVELS
             .iter()
@@ -122,7 +138,11 @@ pub fn rules_yaml(
                 ))
             );
             let _ = writeln!(y, "        for: {hold}");
-            let _ = writeln!(y, "        labels:\n          severity: {sev}");
+            let _ = writeln!(
+                y,
+                "        labels:\n          severity: {sev}\n          metric: {}",
+                yaml_str(&t.measure.metrics().join(","))
+            );
             let _ = writeln!(
                 y,
                 "        annotations:\n          summary: {}",
@@ -159,6 +179,11 @@ mod tests {
         ));
         assert!(y.contains("sum by (instance) (rate(skein_worker_cpu_seconds_total"));
         assert!(y.contains("severity: critical"));
+        assert!(y.contains("metric: \"skein_worker_cpu_seconds_total\""));
+        assert_eq!(
+            th[0].metric,
+            "rate(redis_commands_processed_total[1m])".to_string()
+        );
         assert_eq!(y.matches("- alert:").count(), 6);
     }
 

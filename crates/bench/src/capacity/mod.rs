@@ -625,11 +625,12 @@ fn text(r: &CapacityResult) -> String {
     if r.limited_by_generator {
         out.push_str("note: the generator, not the server, set a ceiling here (see the verdict and the generator line): raise --threads, --max-clients, --max-pipeline or --max-rate, or run it from another machine\n");
     }
-    let mut t = Table::new(&["Alarm on", "100%", "90%", "80%"]);
+    let mut t = Table::new(&["Alarm on", "100%", "90%", "80%", "metric (PromQL)"]);
     for th in &r.thresholds {
         let fmt = |v: f64| if th.label.contains('%') { f2(v) } else { f0(v) };
         let mut row = vec![th.label.clone()];
         row.extend(th.levels.iter().map(|(_, v)| fmt(*v)));
+        row.push(th.metric.clone());
         t.row(row);
     }
     out.push_str(&t.render());
