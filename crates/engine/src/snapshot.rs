@@ -149,6 +149,17 @@ impl Keyspace {
     /// Install a snapshot of every database (none if one is in progress). From now on each
     /// shard is written out before its first modification.
     pub fn begin_snapshot(&self, opts: SaveOptions) -> Option<Arc<Snapshot>> {
+        self.begin_snapshot_at(opts, || {})
+    }
+
+    /// [`Keyspace::begin_snapshot`], running `at_cut` at the snapshot's instant, with
+    /// every shard held: nothing it observes of the writes (the AOF's propagation stream)
+    /// can fall on the wrong side of the cut.
+    pub fn begin_snapshot_at(
+        &self,
+        opts: SaveOptions,
+        at_cut: impl FnOnce(),
+    ) -> Option<Arc<Snapshot>> {
         let mut cur = self.snapshot.current.write();
         if cur.is_some() {
             return None;
@@ -173,6 +184,7 @@ impl Keyspace {
         // Writers check this after taking a shard's lock; the saver takes a shard's lock
         // only after this store, so a write it does not see was made before it began.
         self.snapshot.on.store(true, Ordering::SeqCst);
+        at_cut();
         drop(held);
         Some(snap)
     }

@@ -32,6 +32,7 @@ pub fn spawn(srv: Arc<Server>) {
                 }
                 crate::persist::shutdown::on_signal(&srv);
                 crate::persist::rules::cron(&srv);
+                crate::persist::aof::rewrite::cron(&srv);
                 let hz = srv.config.get_i64("hz").clamp(1, 500) as u64;
                 let period = Duration::from_micros(1_000_000 / hz);
                 let effort = srv.config.get_i64("active-expire-effort").clamp(1, 10) as u32;

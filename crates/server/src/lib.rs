@@ -44,7 +44,11 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
     // Until the dataset is loaded (below, once listening), clients get -LOADING. With no
     // file there is nothing to wait for (Redis does not enter the loading state either):
     // a client connecting before the start-up path reaches the loader must be served.
-    if std::path::Path::new(&srv.config.get("dbfilename")).exists() {
+    // With the AOF on, the AOF directory is loaded (or created) first, and no write may
+    // come before the AOF reads the stream.
+    if srv.config.get_bool("appendonly")
+        || std::path::Path::new(&srv.config.get("dbfilename")).exists()
+    {
         srv.persist
             .loading
             .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -162,13 +162,33 @@ impl Propagation {
         self.buffered.fetch_add(bytes + grown, Ordering::Relaxed);
     }
 
+    /// The sequence number the next record will take: every record of a write that
+    /// finished before this call is below it.
+    pub fn next_seq(&self) -> u64 {
+        self.seq.load(Ordering::SeqCst)
+    }
+
+    /// The next record handed out starts with a SELECT (a new AOF file begins).
+    pub fn forget_db(&self) {
+        *self.reader_db.lock() = None;
+    }
+
     /// Everything appended since the last call, in order, as the RESP a replica or the AOF
     /// receives: SELECT when the database changes, MULTI/EXEC around a call of several
     /// commands.
     pub fn take(&self) -> Vec<u8> {
+        self.take_through().bytes
+    }
+
+    /// [`Propagation::take`], also saying up to which sequence number the records go and
+    /// how many calls they hold.
+    pub fn take_through(&self) -> Taken {
         let mut guards: Vec<_> = self.segments.iter().map(|s| s.lock()).collect();
+        // With every segment held, each sequence number below this one is in a segment.
+        let through = self.seq.load(Ordering::SeqCst);
         let mut records: Vec<Record> = guards.iter_mut().flat_map(|g| g.drain(..)).collect();
         drop(guards);
+        let calls = records.len() as u64;
         let bytes: u64 = records.iter().map(|r| record_bytes(&r.ops)).sum();
         self.buffered.fetch_sub(bytes, Ordering::Relaxed);
         records.sort_unstable_by_key(|r| r.seq);
@@ -190,8 +210,22 @@ impl Propagation {
                 out.extend_from_slice(&encode(&[b"EXEC"]));
             }
         }
-        out
+        Taken {
+            bytes: out,
+            through,
+            calls,
+        }
     }
+}
+
+/// What [`Propagation::take_through`] handed out.
+pub struct Taken {
+    /// The records as RESP.
+    pub bytes: Vec<u8>,
+    /// Every record with a sequence number below this is in `bytes` or was taken before.
+    pub through: u64,
+    /// How many calls' records `bytes` holds.
+    pub calls: u64,
 }
 
 #[cfg(test)]

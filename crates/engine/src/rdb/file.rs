@@ -244,6 +244,8 @@ pub struct LoadSummary {
     pub expired: u64,
     /// Whether the file's checksum was 0 (saved with `rdbchecksum no`) and so not checked.
     pub unchecked: bool,
+    /// Bytes the RDB took, checksum included (an AOF tail may follow).
+    pub consumed: u64,
 }
 
 /// How to load.
@@ -415,6 +417,7 @@ pub fn load(
             return Err(fail(&r, LoadError::Checksum { expected, got }));
         }
     }
+    summary.consumed = r.position() as u64;
     Ok(summary)
 }
 

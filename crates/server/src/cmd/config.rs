@@ -2,6 +2,7 @@
 
 use super::help::reply_help;
 use super::{Ctx, Handler};
+use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("config|get", config_get),
@@ -55,6 +56,7 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     let local = ctx.client.info.is_local();
     let config = &ctx.srv.config;
     let before = crate::metrics::OPTIONS.map(|o| config.get(o));
+    let aof_was = config.get_bool("appendonly");
     if let Err(e) = config.config_set(&pairs, local) {
         return ctx.out.error(&e);
     }
@@ -72,7 +74,33 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
             "ERR CONFIG SET failed (possibly related to argument '{arg}') - {e}"
         ));
     }
+    if let Err(e) = aof_changed(ctx, aof_was) {
+        // updateAppendonly failed: the old value stays.
+        let _ = config.set("appendonly", &["no".to_string()]);
+        return ctx.out.error(&e);
+    }
     ctx.out.ok()
+}
+
+/// updateAppendonly / appendfsync: start or stop the AOF when `appendonly` changed.
+fn aof_changed(ctx: &mut Ctx, was: bool) -> Result<(), String> {
+    use crate::persist::aof;
+    let srv = ctx.srv;
+    aof::config_changed(srv);
+    let now = srv.config.get_bool("appendonly");
+    let state = srv.persist.aof.state();
+    if !now && (state != aof::OFF || srv.persist.aof.rw.scheduled.load(Relaxed)) {
+        srv.persist.aof.rw.scheduled.store(false, Relaxed);
+        aof::stop(srv);
+    } else if now && !was && state == aof::OFF {
+        if ctx.exec_ops.is_some() {
+            srv.persist.aof.rw.scheduled.store(true, Relaxed);
+            crate::log::warning("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
+        } else if aof::rewrite::turn_on(srv).is_err() {
+            return Err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.".into());
+        }
+    }
+    Ok(())
 }
 
 fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {

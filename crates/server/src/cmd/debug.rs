@@ -235,6 +235,12 @@ fn propagation(ctx: &mut Ctx, what: &[u8]) {
         }
         ctx.out.ok();
     } else if what.eq_ignore_ascii_case(b"take") {
+        if ctx.srv.persist.aof.is_on() {
+            // The stream has one reader at a time: taking would rob the AOF.
+            return ctx
+                .out
+                .error("ERR the propagation stream is being read by the AOF");
+        }
         let bytes = p.take();
         ctx.out.bulk(&bytes);
     } else if what.eq_ignore_ascii_case(b"stop") {

@@ -303,6 +303,7 @@ fn persistence(srv: &Server, r: &mut Report) {
     use std::sync::atomic::Ordering::Relaxed;
     let p = &srv.persist;
     r.section("Persistence");
+    let ok = |b: bool| if b { "ok" } else { "err" };
     r.field("loading", u8::from(p.is_loading()));
     r.zeros(&[
         "async_loading",
@@ -331,23 +332,19 @@ fn persistence(srv: &Server, r: &mut Report) {
     );
     r.field("rdb_bgsave_in_progress", u8::from(p.bgsave_in_progress()));
     r.field("rdb_last_save_time", p.lastsave.load(Relaxed));
-    r.field(
-        "rdb_last_bgsave_status",
-        if p.last_bgsave_ok.load(Relaxed) {
-            "ok"
-        } else {
-            "err"
-        },
-    );
+    r.field("rdb_last_bgsave_status", ok(p.last_bgsave_ok.load(Relaxed)));
     r.field("rdb_last_bgsave_time_sec", p.last_bgsave_secs.load(Relaxed));
-    let started = p.bgsave_started.load(Relaxed);
-    r.field(
-        "rdb_current_bgsave_time_sec",
+    // Seconds since a start time kept as -1 when nothing runs.
+    let running_for = |started: i64| {
         if started >= 0 {
             crate::persist::unix_secs() - started
         } else {
             -1
-        },
+        }
+    };
+    r.field(
+        "rdb_current_bgsave_time_sec",
+        running_for(p.bgsave_started.load(Relaxed)),
     );
     r.field("rdb_saves", p.saves.load(Relaxed));
     r.field("rdb_last_cow_size", 0);
@@ -359,22 +356,45 @@ fn persistence(srv: &Server, r: &mut Report) {
         "rdb_last_load_keys_loaded",
         p.last_load_loaded.load(Relaxed),
     );
-    r.field("aof_enabled", srv.config.get_bool("appendonly") as u8);
-    r.field("aof_rewrite_in_progress", 0);
-    r.field("aof_rewrite_scheduled", 0);
-    r.field("aof_last_rewrite_time_sec", -1);
-    r.field("aof_current_rewrite_time_sec", -1);
-    r.field("aof_last_bgrewrite_status", "ok");
-    r.field("aof_rewrites", 0);
-    r.field("aof_rewrites_consecutive_failures", 0);
-    r.field("aof_last_write_status", "ok");
+    let aof = &p.aof;
+    let rw = &aof.rw;
+    r.field("aof_enabled", u8::from(aof.is_on()));
+    r.field("aof_rewrite_in_progress", u8::from(rw.in_progress()));
+    r.field(
+        "aof_rewrite_scheduled",
+        u8::from(rw.scheduled.load(Relaxed)),
+    );
+    r.field("aof_last_rewrite_time_sec", rw.last_secs.load(Relaxed));
+    r.field(
+        "aof_current_rewrite_time_sec",
+        running_for(rw.started.load(Relaxed)),
+    );
+    r.field("aof_last_bgrewrite_status", ok(rw.last_ok.load(Relaxed)));
+    r.field("aof_rewrites", rw.rewrites.load(Relaxed));
+    r.field(
+        "aof_rewrites_consecutive_failures",
+        rw.consecutive_failures.load(Relaxed),
+    );
+    r.field("aof_last_write_status", ok(aof.last_write_ok.load(Relaxed)));
     r.field("aof_last_cow_size", 0);
     r.field("module_fork_in_progress", 0);
     r.field("module_fork_last_cow_size", 0);
+    if aof.is_on() {
+        r.field("aof_current_size", aof.current_size.load(Relaxed));
+        r.field("aof_base_size", aof.base_size.load(Relaxed));
+        r.field("aof_pending_rewrite", u8::from(rw.scheduled.load(Relaxed)));
+        r.field("aof_buffer_length", aof.inner.lock().pending_len());
+        r.field("aof_pending_bio_fsync", 0);
+        r.field("aof_delayed_fsync", 0);
+    }
     // Skein's: shards (and their bytes) written out by writers before modifying them
     // during the last BGSAVE (copy-on-write at shard granularity).
     r.field("skein_rdb_last_cow_shards", p.last_cow_shards.load(Relaxed));
     r.field("skein_rdb_last_cow_bytes", p.last_cow_bytes.load(Relaxed));
+    // Skein's: commands written to the AOF and fsyncs of it (with `appendfsync always`,
+    // their ratio is how many writes shared an fsync).
+    r.field("skein_aof_writes", aof.calls_written.load(Relaxed));
+    r.field("skein_aof_fsyncs", aof.fsyncs.load(Relaxed));
 }
 
 fn stats(srv: &Server, r: &mut Report) {

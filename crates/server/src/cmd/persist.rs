@@ -9,6 +9,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("save", save_cmd),
     ("bgsave", bgsave),
     ("lastsave", lastsave),
+    ("bgrewriteaof", bgrewriteaof),
 ];
 
 const IN_PROGRESS: &str = "ERR Background save already in progress";
@@ -52,4 +53,34 @@ fn bgsave(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn lastsave(ctx: &mut Ctx, _argv: &[&[u8]]) {
     ctx.out.int(ctx.srv.persist.lastsave.load(Relaxed));
+}
+
+/// BGREWRITEAOF: a new base from a point-in-time snapshot, written on a thread of its own
+/// (no fork); scheduled while a BGSAVE runs or inside a transaction.
+fn bgrewriteaof(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    use crate::persist::aof::rewrite;
+    let rw = &ctx.srv.persist.aof.rw;
+    if rw.in_progress() {
+        return ctx
+            .out
+            .error("ERR Background append only file rewriting already in progress");
+    }
+    let schedule = |ctx: &mut Ctx| {
+        rw.scheduled.store(true, Relaxed);
+        rw.consecutive_failures.store(0, Relaxed);
+        ctx.out
+            .simple("Background append only file rewriting scheduled");
+    };
+    if ctx.exec_ops.is_some() || ctx.srv.persist.bgsave_in_progress() {
+        return schedule(ctx);
+    }
+    match rewrite::start(ctx.srv) {
+        Ok(()) => ctx
+            .out
+            .simple("Background append only file rewriting started"),
+        Err(rewrite::NotStarted::Busy) => schedule(ctx),
+        Err(rewrite::NotStarted::Failed) => ctx.out.error(
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
+        ),
+    }
 }

@@ -160,7 +160,10 @@ fn check<'t>(
         rejected(client, out, "ERR Command not allowed inside a transaction");
         return None;
     }
-    if crate::evict::maxmemory(srv) != 0 && crate::evict::refuses(srv, client, cmd) {
+    // The AOF's replaying client runs what the file says, as Redis's fake client does:
+    // no memory limit, no loading state, no disk-error refusal.
+    let replaying = client.id == crate::persist::aof::load::AOF_CLIENT_ID;
+    if !replaying && crate::evict::maxmemory(srv) != 0 && crate::evict::refuses(srv, client, cmd) {
         if cmd.fullname == "exec" {
             // rejectCommand on EXEC: execCommandAbort.
             client.end_transaction(srv);
@@ -174,9 +177,11 @@ fn check<'t>(
         }
         return None;
     }
-    if crate::persist::writes_denied(srv) && (is_write(srv, client, cmd) || cmd.name == "ping") {
-        rejected(client, out, crate::persist::MISCONF);
-        return None;
+    if !replaying && (is_write(srv, client, cmd) || cmd.name == "ping") {
+        if let Some(msg) = crate::persist::writes_denied(srv) {
+            rejected(client, out, &msg);
+            return None;
+        }
     }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {
         rejected(client, out, &msg);
@@ -186,7 +191,7 @@ fn check<'t>(
         rejected(client, out, "ERR Replica can't interact with the keyspace");
         return None;
     }
-    if srv.persist.is_loading() && !cmd.flags.loading {
+    if srv.persist.is_loading() && !cmd.flags.loading && !replaying {
         rejected(
             client,
             out,

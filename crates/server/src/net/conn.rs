@@ -395,6 +395,10 @@ impl Conn {
         if self.state.blocked.is_some() {
             stop = Stop::Blocked;
         }
+        if self.has_pending_output() {
+            // The AOF holds every write these replies may show (fsynced with `always`).
+            crate::persist::aof::before_reply(srv);
+        }
         if !self.flush(srv, worker) {
             return After::Close;
         }

@@ -66,7 +66,7 @@ pub fn insert(keys: &mut Locked<'_>, db: usize, entry: Entry, dups: Duplicates) 
 /// Load `dbfilename`, handing each key to `put` (false: a duplicate refused).
 pub fn load_file(
     srv: &Server,
-    mut put: impl FnMut(usize, Entry) -> bool,
+    put: impl FnMut(usize, Entry) -> bool,
 ) -> Result<LoadSummary, NotLoaded> {
     let filename = srv.config.get("dbfilename");
     let buf = match std::fs::read(&filename) {
@@ -74,6 +74,16 @@ pub fn load_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(NotLoaded::Missing),
         Err(e) => return Err(NotLoaded::Failed(e)),
     };
+    load_bytes(srv, &buf, put)
+}
+
+/// Load the RDB at the start of `buf` (a file, or an AOF's RDB base or preamble), handing
+/// each key to `put`; the summary says where the RDB ended.
+pub fn load_bytes(
+    srv: &Server,
+    buf: &[u8],
+    mut put: impl FnMut(usize, Entry) -> bool,
+) -> Result<LoadSummary, NotLoaded> {
     let p = &srv.persist;
     let opts = LoadOptions {
         databases: srv.keyspace.len(),
@@ -113,7 +123,7 @@ pub fn load_file(
         let lru = loaded_access(k.idle, k.freq);
         put(k.db, Entry::from_value(k.key, k.value, k.expire_at, lru))
     };
-    let result = load(&buf, &opts, info, sink);
+    let result = load(buf, &opts, info, sink);
     let failure = match result {
         Ok(summary) => {
             if summary.unchecked {
@@ -190,17 +200,15 @@ pub fn load_file(
 /// The caller set `loading` before clients could connect: they get -LOADING until this
 /// returns. Each key's shard is locked only to insert it.
 pub fn at_startup(srv: &Server) {
+    if srv.config.get_bool("appendonly") {
+        // With the AOF on, it alone is the dataset (loadDataFromDisk).
+        super::aof::load::at_startup(srv);
+        super::aof::open_on_start(srv);
+        srv.persist.loading.store(false, Relaxed);
+        return;
+    }
     let start = Instant::now();
-    let mut changes = Changes::default();
-    // Loaded keys are not changes anyone consumes: only counted, nothing kept.
-    changes.keep_events(false);
-    changes.want_informational(0);
-    let result = load_file(srv, |db, entry| {
-        let mut keys = srv.keyspace.lock_key(db, entry.key(), &mut changes);
-        let ok = insert(&mut keys, db, entry, Duplicates::Refuse);
-        keys.release();
-        ok
-    });
+    let result = load_file(srv, startup_sink(srv));
     srv.persist.loading.store(false, Relaxed);
     match result {
         Ok(_) => log::notice(&format!(
@@ -215,5 +223,20 @@ pub fn at_startup(srv: &Server) {
             ));
             std::process::exit(1);
         }
+    }
+}
+
+/// Where keys loaded at start-up go: each key's shard is locked only to insert it, and a
+/// duplicate is refused.
+pub fn startup_sink(srv: &Server) -> impl FnMut(usize, Entry) -> bool + '_ {
+    let mut changes = Changes::default();
+    // Loaded keys are not changes anyone consumes: only counted, nothing kept.
+    changes.keep_events(false);
+    changes.want_informational(0);
+    move |db, entry| {
+        let mut keys = srv.keyspace.lock_key(db, entry.key(), &mut changes);
+        let ok = insert(&mut keys, db, entry, Duplicates::Refuse);
+        keys.release();
+        ok
     }
 }

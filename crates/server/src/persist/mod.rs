@@ -7,6 +7,7 @@
 //! shard on a thread of its own while writes go on: no fork, copy-on-write at shard
 //! granularity (see ARCHITECTURE.md).
 
+pub mod aof;
 pub mod load;
 pub mod rules;
 pub mod save;
@@ -55,6 +56,8 @@ pub struct Persistence {
     pub last_cow_shards: AtomicU64,
     /// Bytes of those shards' records.
     pub last_cow_bytes: AtomicU64,
+    /// The append-only file.
+    pub aof: aof::Aof,
 }
 
 impl Persistence {
@@ -76,12 +79,18 @@ impl Persistence {
             save_keys_total: AtomicU64::new(0),
             last_cow_shards: AtomicU64::new(0),
             last_cow_bytes: AtomicU64::new(0),
+            aof: aof::Aof::default(),
         }
     }
 
     /// Remember the server (for the BGSAVE thread); called once at start.
     pub fn attach(&self, srv: Weak<Server>) {
         let _ = self.this.set(srv);
+    }
+
+    /// The server, for threads of their own (BGSAVE, the AOF).
+    pub fn server(&self) -> Option<std::sync::Arc<Server>> {
+        self.this.get().and_then(Weak::upgrade)
     }
 
     pub fn bgsave_in_progress(&self) -> bool {
@@ -116,9 +125,22 @@ pub fn reset_dirty(srv: &Server, pending: u64) {
         .store(dirty_total(srv) + pending, Relaxed);
 }
 
-/// Does `stop-writes-on-bgsave-error` refuse writes now (writeCommandsDeniedByDiskError)?
-pub fn writes_denied(srv: &Server) -> bool {
-    !srv.persist.last_bgsave_ok.load(Relaxed)
+/// Are writes refused now for a disk error (writeCommandsDeniedByDiskError), and with
+/// which error: a failed BGSAVE under `stop-writes-on-bgsave-error`, or a failed AOF
+/// write.
+pub fn writes_denied(srv: &Server) -> Option<String> {
+    if !srv.persist.last_bgsave_ok.load(Relaxed)
         && srv.config.get_bool("stop-writes-on-bgsave-error")
         && !rules::parse(&srv.config.get("save")).is_empty()
+    {
+        return Some(MISCONF.to_string());
+    }
+    let aof = &srv.persist.aof;
+    if aof.is_on() && !aof.last_write_ok.load(Relaxed) {
+        return Some(format!(
+            "MISCONF Errors writing to the AOF file: {}",
+            aof.write_error.lock()
+        ));
+    }
+    None
 }

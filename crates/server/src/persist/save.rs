@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Write};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-type Writer = FileWriter<BufWriter<File>>;
+pub type Writer = FileWriter<BufWriter<File>>;
 
 /// Why a save failed (already logged).
 #[derive(Debug)]
@@ -26,16 +26,39 @@ fn cwd() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// rdbSave: write `tmp` through `fill` (header and footer around it), flush, fsync, rename
-/// it to `dbfilename`, fsync the directory. Logs as Redis does.
-fn write_file(
+/// What a file written by [`write_file`] is, for its AUX fields, its final name and
+/// Redis's log lines.
+#[derive(Clone, Copy)]
+pub enum Target<'a> {
+    /// `dbfilename` (rdbSave).
+    Rdb,
+    /// An AOF base in RDB format, renamed to this path (rewriteAppendOnlyFile).
+    AofBase(&'a str),
+}
+
+/// rdbSave / rewriteAppendOnlyFile: write `tmp` through `fill` (header and footer around
+/// it), flush, fsync, rename it to its final name, fsync the directory. Logs as Redis
+/// does.
+pub fn write_file(
     srv: &Server,
     tmp: &str,
+    target: Target<'_>,
     fill: impl FnOnce(&mut Writer) -> io::Result<()>,
 ) -> Result<(), SaveFailed> {
-    let filename = srv.config.get("dbfilename");
+    let aof = matches!(target, Target::AofBase(_));
+    let filename = match target {
+        Target::Rdb => srv.config.get("dbfilename"),
+        Target::AofBase(p) => p.to_string(),
+    };
     let f = match File::create(tmp) {
         Ok(f) => f,
+        Err(e) if aof => {
+            log::warning(&format!(
+                "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): {}",
+                strerror(&e)
+            ));
+            return Err(SaveFailed);
+        }
         Err(e) => {
             log::warning(&format!(
                 "Failed opening the temp RDB file {tmp} (in server root dir {}) for saving: {}",
@@ -52,7 +75,7 @@ fn write_file(
             ("redis-bits", AuxValue::Int(64)),
             ("ctime", AuxValue::Int(unix_secs())),
             ("used-mem", AuxValue::Int(mem)),
-            ("aof-base", AuxValue::Int(0)),
+            ("aof-base", AuxValue::Int(i64::from(aof))),
         ];
         let checksum = srv.config.get_bool("rdbchecksum");
         let sink = BufWriter::with_capacity(1 << 20, f);
@@ -65,22 +88,33 @@ fn write_file(
         f.sync_all().map_err(|e| ("fsync", e))?;
         Ok(())
     })();
-    if let Err((op, e)) = result {
-        log::warning(&format!(
-            "Write error saving DB on disk({op}): {}",
-            strerror(&e)
-        ));
+    let failed = |line: String| {
+        log::warning(&line);
         let _ = std::fs::remove_file(tmp);
-        return Err(SaveFailed);
+        Err(SaveFailed)
+    };
+    if let Err((op, e)) = result {
+        let e = strerror(&e);
+        return failed(if aof {
+            format!("Write error writing append only file on disk: {e}")
+        } else {
+            format!("Write error saving DB on disk({op}): {e}")
+        });
     }
     if let Err(e) = std::fs::rename(tmp, &filename) {
-        log::warning(&format!(
-            "Error moving temp DB file {tmp} on the final destination {filename} (in server root dir {}): {}",
-            cwd(),
-            strerror(&e)
-        ));
-        let _ = std::fs::remove_file(tmp);
-        return Err(SaveFailed);
+        let e = strerror(&e);
+        return failed(if aof {
+            format!("Error moving temp append only file on the final destination: {e}")
+        } else {
+            format!(
+                "Error moving temp DB file {tmp} on the final destination {filename} (in server root dir {}): {e}",
+                cwd()
+            )
+        });
+    }
+    if aof {
+        // The manifest written next fsyncs the AOF directory.
+        return Ok(());
     }
     // fsyncFileDir: make the rename durable.
     if let Ok(d) = File::open(".") {
@@ -97,7 +131,7 @@ fn write_file(
 }
 
 /// `rdbcompression`, and the access field Redis saves under the `maxmemory-policy`.
-fn save_options(srv: &Server) -> SaveOptions {
+pub fn save_options(srv: &Server) -> SaveOptions {
     let policy = srv.config.get("maxmemory-policy");
     SaveOptions {
         compress: srv.config.get_bool("rdbcompression"),
@@ -115,9 +149,24 @@ fn save_options(srv: &Server) -> SaveOptions {
 /// dataset cannot change while it is written. `pending` is the dirty count the running
 /// command has recorded but not yet added. On success the dirty counter restarts.
 pub fn save_held(srv: &Server, keys: &mut Locked<'_>, pending: u64) -> Result<(), SaveFailed> {
-    let opts = save_options(srv);
     let tmp = format!("temp-{}.rdb", std::process::id());
-    write_file(srv, &tmp, |fw| {
+    write_held(srv, keys, &tmp, Target::Rdb)?;
+    let p = &srv.persist;
+    super::reset_dirty(srv, pending);
+    p.lastsave.store(unix_secs(), Relaxed);
+    p.last_bgsave_ok.store(true, Relaxed);
+    Ok(())
+}
+
+/// Write every key of the shards `keys` holds (all of them) to `target` through `tmp`.
+pub fn write_held(
+    srv: &Server,
+    keys: &mut Locked<'_>,
+    tmp: &str,
+    target: Target<'_>,
+) -> Result<(), SaveFailed> {
+    let opts = save_options(srv);
+    write_file(srv, tmp, target, |fw| {
         let mut buf = Vec::new();
         for db in 0..srv.keyspace.len() {
             let sizes = (keys.len_in(db) as u64, keys.expires_len_in(db) as u64);
@@ -131,12 +180,7 @@ pub fn save_held(srv: &Server, keys: &mut Locked<'_>, pending: u64) -> Result<()
             result?;
         }
         Ok(())
-    })?;
-    let p = &srv.persist;
-    super::reset_dirty(srv, pending);
-    p.lastsave.store(unix_secs(), Relaxed);
-    p.last_bgsave_ok.store(true, Relaxed);
-    Ok(())
+    })
 }
 
 /// rdbSaveBackground: install a snapshot now (the point in time the file will hold) and
@@ -157,18 +201,7 @@ pub fn start_bgsave(srv: &Server) -> Result<(), SaveFailed> {
         return Err(SaveFailed);
     };
     p.dirty_before_bgsave.store(before, Relaxed);
-    // RESIZEDB hints: the sizes now (the loader only uses them to size its tables).
-    let sizes: Vec<(u64, u64)> = srv
-        .keyspace
-        .dbs()
-        .iter()
-        .map(|d| {
-            (0..d.shard_count()).fold((0, 0), |(n, e), i| {
-                let s = d.read_shard(i);
-                (n + s.len() as u64, e + s.expires_len() as u64)
-            })
-        })
-        .collect();
+    let sizes = db_sizes(srv);
     p.save_keys_total
         .store(sizes.iter().map(|s| s.0).sum(), Relaxed);
     p.bgsave_started.store(now, Relaxed);
@@ -192,10 +225,65 @@ pub fn start_bgsave(srv: &Server) -> Result<(), SaveFailed> {
     Ok(())
 }
 
+/// RESIZEDB hints: each database's key and TTL counts now (the loader only uses them to
+/// size its tables).
+pub fn db_sizes(srv: &Server) -> Vec<(u64, u64)> {
+    srv.keyspace
+        .dbs()
+        .iter()
+        .map(|d| {
+            (0..d.shard_count()).fold((0, 0), |(n, e), i| {
+                let s = d.read_shard(i);
+                (n + s.len() as u64, e + s.expires_len() as u64)
+            })
+        })
+        .collect()
+}
+
 fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], started: i64) {
     let tmp = format!("temp-bg-{}.rdb", std::process::id());
     let ks = &srv.keyspace;
-    let result = write_file(srv, &tmp, |fw| {
+    let result = write_snapshot(srv, snap, sizes, &tmp, Target::Rdb);
+    let aborted = snap.is_aborted();
+    let p = &srv.persist;
+    p.last_cow_shards.store(snap.cow_shards(), Relaxed);
+    p.last_cow_bytes.store(snap.cow_bytes(), Relaxed);
+    ks.end_snapshot();
+    match result {
+        _ if aborted => {
+            let _ = std::fs::remove_file(&tmp);
+            log::warning("Background saving terminated by signal 10");
+        }
+        Ok(()) => {
+            log::notice("Background saving terminated with success");
+            // Changes made during the save are still to be saved.
+            let before = p.dirty_before_bgsave.load(Relaxed);
+            let at = p.dirty_at_save.load(Relaxed);
+            p.dirty_at_save.store(at.max(before), Relaxed);
+            p.lastsave.store(unix_secs(), Relaxed);
+            p.last_bgsave_ok.store(true, Relaxed);
+        }
+        Err(SaveFailed) => {
+            log::warning("Background saving error");
+            p.last_bgsave_ok.store(false, Relaxed);
+        }
+    }
+    p.last_bgsave_secs.store(unix_secs() - started, Relaxed);
+    p.bgsave_started.store(-1, Relaxed);
+}
+
+/// Write the installed snapshot `snap` out shard by shard to `target` through `tmp` (the
+/// saver's side of the copy-on-write rule: shards written out by writers are drained
+/// before each shard it takes). The caller ends the snapshot.
+pub fn write_snapshot(
+    srv: &Server,
+    snap: &Arc<Snapshot>,
+    sizes: &[(u64, u64)],
+    tmp: &str,
+    target: Target<'_>,
+) -> Result<(), SaveFailed> {
+    let ks = &srv.keyspace;
+    write_file(srv, tmp, target, |fw| {
         for db in 0..ks.len() {
             let d = ks.db(db);
             for i in 0..d.shard_count() {
@@ -223,33 +311,7 @@ fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], start
             return Err(io::Error::other("snapshot abandoned"));
         }
         Ok(())
-    });
-    let aborted = snap.is_aborted();
-    let p = &srv.persist;
-    p.last_cow_shards.store(snap.cow_shards(), Relaxed);
-    p.last_cow_bytes.store(snap.cow_bytes(), Relaxed);
-    ks.end_snapshot();
-    match result {
-        _ if aborted => {
-            let _ = std::fs::remove_file(&tmp);
-            log::warning("Background saving terminated by signal 10");
-        }
-        Ok(()) => {
-            log::notice("Background saving terminated with success");
-            // Changes made during the save are still to be saved.
-            let before = p.dirty_before_bgsave.load(Relaxed);
-            let at = p.dirty_at_save.load(Relaxed);
-            p.dirty_at_save.store(at.max(before), Relaxed);
-            p.lastsave.store(unix_secs(), Relaxed);
-            p.last_bgsave_ok.store(true, Relaxed);
-        }
-        Err(SaveFailed) => {
-            log::warning("Background saving error");
-            p.last_bgsave_ok.store(false, Relaxed);
-        }
-    }
-    p.last_bgsave_secs.store(unix_secs() - started, Relaxed);
-    p.bgsave_started.store(-1, Relaxed);
+    })
 }
 
 /// `rdb-key-save-delay` (microseconds per key, for tests): slow the saver thread down,

@@ -29,6 +29,7 @@ pub fn finish(srv: &Server, keys: &mut Locked<'_>, mut flags: Flags) -> bool {
         log::warning("There is a child saving an .rdb. Killing it!");
         save::kill_bgsave(srv);
     }
+    super::aof::on_shutdown(srv);
     let rules = !rules::parse(&srv.config.get("save")).is_empty();
     if (rules && !flags.nosave) || flags.save {
         log::notice("Saving the final RDB snapshot before exiting.");
