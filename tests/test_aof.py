@@ -267,14 +267,13 @@ def load_log(kind, d, extra=()):
     """Start on `d` and return (exit status or None if it kept running, log)."""
     proc, port = start(kind, d, extra)
     try:
-        code = proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        code = None
         wait_port(port, proc)
         wait_loaded(port)
-        redis.Redis(port=port).shutdown(nosave=True)
-        proc.wait(timeout=10)
-    return code, open(os.path.join(d, kind + ".log")).read()
+    except (RuntimeError, redis.ConnectionError):
+        return proc.wait(timeout=10), open(os.path.join(d, kind + ".log")).read()
+    redis.Redis(port=port).shutdown(nosave=True)
+    proc.wait(timeout=10)
+    return None, open(os.path.join(d, kind + ".log")).read()
 
 
 def both(tmpdirs, src, extra=()):
