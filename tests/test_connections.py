@@ -65,3 +65,82 @@ def test_open_file_limit_as_redis(nofile, drop_cap):
     skein = run_limited("skein", nofile, drop_cap)
     assert redis[0], "redis logged nothing about the limit"
     assert skein == redis
+
+
+def client_line(conn, name):
+    text = conn.call("CLIENT", "LIST").split(b"\r\n", 1)[1].decode()
+    mine = [ln for ln in text.splitlines() if (" name=%s " % name) in ln]
+    assert len(mine) == 1
+    return dict(f.split("=", 1) for f in mine[0].split(" "))
+
+
+@pytest.mark.parametrize("kind", ["redis", "skein"])
+def test_idle_client_gives_back_its_buffers(kind, redis_server, skein_server):
+    """A client that sent a big request and got a big reply, then went quiet, ends up
+    holding no spare query buffer (Redis's clientsCron keeps at most 4 KB unused) and no
+    pending output."""
+    port = (redis_server if kind == "redis" else skein_server).port
+    big, watcher = RawConn(port), RawConn(port)
+    big.call("CLIENT", "SETNAME", "bigbuf")
+    assert big.call("SET", "bigbuf:k", b"x" * 100000) == b"+OK\r\n"
+    assert len(big.call("GET", "bigbuf:k")) == 100000 + 11
+    busy = client_line(watcher, "bigbuf")
+    assert busy["qbuf"] == "0" and busy["omem"] == "0"
+    deadline = time.time() + 15
+    while True:
+        idle = client_line(watcher, "bigbuf")
+        if int(idle["qbuf-free"]) < 4096 or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    assert idle["qbuf"] == "0" and int(idle["qbuf-free"]) < 4096
+    assert idle["obl"] == "0" and idle["omem"] == "0"
+    assert int(idle["tot-mem"]) < int(busy["tot-mem"])
+    # Still served as before.
+    assert big.call("GET", "bigbuf:k")[:8] == b"$100000\r"
+    big.close()
+    watcher.close()
+
+
+def test_pipelines_never_reordered_across_many_connections(skein_server):
+    """Hundreds of connections each send a pipeline in pieces of random size (so
+    requests arrive split across reads), interleaved; each gets its replies in order."""
+    import random
+    import socket
+    rng = random.Random(20)
+    n_conns, n_cmds = 300, 60
+    conns, payloads, expected = [], [], []
+    for i in range(n_conns):
+        s = socket.create_connection(("127.0.0.1", skein_server.port), timeout=30)
+        conns.append(s)
+        req, rep = [], []
+        for j in range(n_cmds):
+            if j % 3 == 2:
+                key = "order:%d" % i
+                req.append(b"*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n" % (len(key), key.encode()))
+                rep.append(b":%d\r\n" % (j // 3 + 1))
+            else:
+                v = b"%d-%d" % (i, j)
+                req.append(b"*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n" % (len(v), v))
+                rep.append(b"$%d\r\n%s\r\n" % (len(v), v))
+        payloads.append(b"".join(req))
+        expected.append(b"".join(rep))
+    cleanup = RawConn(skein_server.port)
+    cleanup.call("DEL", *["order:%d" % i for i in range(n_conns)])
+    offsets = [0] * n_conns
+    while any(o < len(p) for o, p in zip(offsets, payloads)):
+        for i, s in enumerate(conns):
+            o, p = offsets[i], payloads[i]
+            if o < len(p):
+                k = rng.randint(1, 40)
+                s.sendall(p[o:o + k])
+                offsets[i] = o + k
+    for i, s in enumerate(conns):
+        got = b""
+        while len(got) < len(expected[i]):
+            chunk = s.recv(65536)
+            assert chunk, "connection %d closed" % i
+            got += chunk
+        assert got == expected[i], i
+        s.close()
+    cleanup.call("DEL", *["order:%d" % i for i in range(n_conns)])
+    cleanup.close()

@@ -8,18 +8,21 @@
 //! - a command postponed by CLIENT PAUSE: `paused` (the worker retries it when the pause
 //!   changes or ends);
 //! - output the socket did not take: the next writable edge.
+//!
+//! Between services an idle connection holds no buffers: the worker lends them
+//! (`lend::Spare`) and takes them back once they are empty.
 
+use super::lend::{Spare, KEEP, READ_CHUNK};
 use super::stream::Stream;
 use crate::clients::flag;
 use crate::cmd::{self, ClientState, ReplyMode};
 use crate::server::Server;
 use resp::{Limits, Parsed, ReplyBuf, RequestParser};
 use std::io::{ErrorKind, Read, Write};
-use std::ops::Range;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-/// Smallest read buffer, and the free room we want before a read.
-const READ_CHUNK: usize = 16 * 1024;
+/// A reply buffer this big is freed once written, not kept.
+const OUT_FREE: usize = 1024 * 1024;
 /// Most bytes read from one connection per loop iteration (then it yields to others).
 const READ_BUDGET: usize = 4 * 1024 * 1024;
 /// Past this much unsent output the connection stops reading requests until the client
@@ -66,10 +69,10 @@ enum Stop {
 pub struct Conn {
     pub stream: Stream,
     /// Read buffer: bytes `rstart..rend` are unparsed input; the rest is free room.
+    /// Empty while the connection has no unparsed input (see `lend`).
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
-    ranges: Vec<Range<usize>>,
     parser: RequestParser,
     pub out: ReplyBuf,
     /// Bytes of `out` already written.
@@ -93,7 +96,6 @@ impl Conn {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
-            ranges: Vec::new(),
             parser: RequestParser::new(),
             out: ReplyBuf::default(),
             wpos: 0,
@@ -128,7 +130,12 @@ impl Conn {
     }
 
     /// Read what the socket has, up to the budget. Returns true if more may be waiting.
-    fn fill(&mut self, srv: &Server, worker: usize, to_eof: bool) -> bool {
+    fn fill(&mut self, srv: &Server, worker: usize, to_eof: bool, spare: &mut Spare) -> bool {
+        if self.rbuf.is_empty() {
+            self.rbuf = spare.take_read();
+            self.rstart = 0;
+            self.rend = 0;
+        }
         let limit = query_limit(srv);
         let mut total = 0;
         let mut more = false;
@@ -199,12 +206,11 @@ impl Conn {
     }
 
     /// Parse and run every complete command in the read buffer.
-    fn process(&mut self, srv: &Server) -> Stop {
+    fn process(&mut self, srv: &Server, ranges: &mut Vec<std::ops::Range<usize>>) -> Stop {
         if self.rstart == self.rend {
             return Stop::Drained;
         }
         let rbuf = std::mem::take(&mut self.rbuf);
-        let mut ranges = std::mem::take(&mut self.ranges);
         let end = self.rend;
         let mut pos = self.rstart;
         let mut stop = Stop::Drained;
@@ -230,7 +236,7 @@ impl Conn {
                 auth_required: !self.state.authenticated,
             };
             let buf = &rbuf[pos..end];
-            match self.parser.parse(buf, &limits, &mut ranges) {
+            match self.parser.parse(buf, &limits, ranges) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Command { consumed }) => {
                     argv.clear();
@@ -266,17 +272,12 @@ impl Conn {
         }
         drop(argv);
         self.rbuf = rbuf;
-        self.ranges = ranges;
         if pos == end {
             self.rstart = 0;
             self.rend = 0;
         } else {
             self.rstart = pos;
         }
-        let info = &self.state.info;
-        info.qbuf.store((self.rend - self.rstart) as u64, Relaxed);
-        info.qbuf_free
-            .store((self.rbuf.len() - self.rend) as u64, Relaxed);
         stop
     }
 
@@ -350,22 +351,63 @@ impl Conn {
             self.out.out.clear();
             self.wpos = 0;
             // Give back memory a huge reply left behind.
-            if self.out.out.capacity() > 1024 * 1024 {
-                self.out.out.shrink_to(READ_CHUNK);
+            if self.out.out.capacity() > OUT_FREE {
+                self.out.out = Vec::new();
             }
-        } else if self.wpos > 1024 * 1024 {
+        } else if self.wpos > OUT_FREE {
             self.out.out.drain(..self.wpos);
             self.wpos = 0;
         }
         info.obuf.store(self.pending_out() as u64, Relaxed);
-        info.rbuf_size
-            .store(self.out.out.capacity() as u64, Relaxed);
-        info.tot_mem.store(self.memory() as u64, Relaxed);
         true
     }
 
-    /// Handle a readiness event, a mailbox notification or a retry.
-    pub fn on_ready(&mut self, srv: &Server, worker: usize, ev: Ready) -> After {
+    /// Borrow the worker's spare reply buffer when holding none.
+    fn borrow(&mut self, spare: &mut Spare) {
+        if self.out.out.capacity() == 0 {
+            self.out.out = spare.take_out();
+            self.wpos = 0;
+        }
+    }
+
+    /// Hand back what holds nothing (small buffers only: big ones wait for `trim`), and
+    /// publish the buffer figures CLIENT LIST shows.
+    fn give_back(&mut self, spare: &mut Spare) {
+        if self.rstart == self.rend && !self.rbuf.is_empty() && self.rbuf.len() <= KEEP {
+            spare.give_read(std::mem::take(&mut self.rbuf));
+            self.rstart = 0;
+            self.rend = 0;
+        }
+        let cap = self.out.out.capacity();
+        if !self.has_pending_output() && cap > 0 && cap <= KEEP {
+            spare.give_out(std::mem::take(&mut self.out.out));
+            self.wpos = 0;
+        }
+        self.publish_sizes();
+    }
+
+    fn publish_sizes(&self) {
+        let info = &self.state.info;
+        info.qbuf.store((self.rend - self.rstart) as u64, Relaxed);
+        info.qbuf_free
+            .store((self.rbuf.len() - self.rend) as u64, Relaxed);
+        info.rbuf_size
+            .store(self.out.out.capacity() as u64, Relaxed);
+        info.tot_mem.store(self.memory() as u64, Relaxed);
+    }
+
+    /// Handle a readiness event, a mailbox notification or a retry, with the worker's
+    /// spare buffers to borrow.
+    pub fn on_ready(&mut self, srv: &Server, worker: usize, ev: Ready, spare: &mut Spare) -> After {
+        self.borrow(spare);
+        let after = self.service(srv, worker, ev, spare);
+        if after != After::Close {
+            self.give_back(spare);
+        }
+        after
+    }
+
+    fn service(&mut self, srv: &Server, worker: usize, ev: Ready, spare: &mut Spare) -> After {
         if self.state.info.kill.load(Relaxed) {
             return After::Close;
         }
@@ -380,7 +422,7 @@ impl Conn {
                 self.read_blocked = true;
             } else {
                 self.read_blocked = false;
-                read_more = self.fill(srv, worker, ev.read_closed);
+                read_more = self.fill(srv, worker, ev.read_closed, spare);
                 if self.rend - self.rstart > query_limit(srv) {
                     // Redis closes such a client without a reply.
                     crate::log::warning(&format!(
@@ -391,7 +433,7 @@ impl Conn {
                 }
             }
         }
-        let mut stop = self.process(srv);
+        let mut stop = self.process(srv, &mut spare.ranges);
         if self.state.blocked.is_some() {
             stop = Stop::Blocked;
         }
@@ -494,12 +536,8 @@ impl Conn {
             self.out.out = Vec::new();
             self.wpos = 0;
         }
-        let info = &self.state.info;
-        info.rbuf_peak.store(0, Relaxed);
-        info.rbuf_size
-            .store(self.out.out.capacity() as u64, Relaxed);
-        info.qbuf_free
-            .store((self.rbuf.len() - self.rend) as u64, Relaxed);
+        self.state.info.rbuf_peak.store(0, Relaxed);
+        self.publish_sizes();
     }
 
     /// Memory the connection's buffers hold (CLIENT LIST tot-mem).

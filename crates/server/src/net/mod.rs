@@ -2,6 +2,7 @@
 
 pub mod conn;
 pub mod fdlimit;
+pub mod lend;
 pub mod listener;
 pub mod mailbox;
 pub mod stream;

@@ -7,6 +7,7 @@
 //! retried when the pause changes or ends.
 
 use super::conn::{After, Conn, Ready};
+use super::lend::Spare;
 use super::mailbox::Mailbox;
 use super::stream::{NewConn, Stream};
 use crate::clients::{flag, ClientAddr, ClientInfo, PauseKind};
@@ -103,6 +104,8 @@ struct Worker {
     poll: Poll,
     mailbox: Arc<Mailbox>,
     conns: Slots,
+    /// Buffers lent to the connection being serviced.
+    spare: Spare,
     /// Serviced again next iteration.
     again: Vec<usize>,
     /// Waiting for CLIENT PAUSE to end, and the pause generation last checked.
@@ -126,6 +129,7 @@ impl Worker {
             poll,
             mailbox,
             conns: Slots::default(),
+            spare: Spare::default(),
             again: Vec::new(),
             paused: Vec::new(),
             paused_gen: 0,
@@ -290,7 +294,7 @@ impl Worker {
             return;
         };
         conn.serviced_at = iteration;
-        match conn.on_ready(&self.srv, self.index, ready) {
+        match conn.on_ready(&self.srv, self.index, ready, &mut self.spare) {
             After::Close => self.close(token),
             After::Keep {
                 again,

@@ -1,0 +1,60 @@
+//! Buffers a worker lends to the connection it is servicing.
+//!
+//! An idle connection owns no read or reply buffer. When the worker services a
+//! connection it lends it its spare read buffer (already sized and initialized, so no
+//! zeroing per read) and its spare reply buffer; once the connection's input is all
+//! parsed and its replies all written, they come back. A connection keeps what it was
+//! lent only while it holds something in it: a request that arrived in part, or replies
+//! the socket did not take; the worker then makes a new spare when it next needs one.
+//! Buffers grown past `KEEP` stay with their connection until it has been idle a while
+//! (`Conn::trim`, as Redis's clientsCron resizes an idle client's query buffer).
+//! The argument ranges of the command being parsed need no keeping at all: they are the
+//! worker's, reused for every command.
+
+use std::ops::Range;
+
+/// Size of a fresh read buffer, and the free room wanted before a read.
+pub const READ_CHUNK: usize = 16 * 1024;
+/// Buffers up to this capacity go back to the worker; larger ones stay with their
+/// connection until it is idle (then they are freed).
+pub const KEEP: usize = 64 * 1024;
+
+#[derive(Default)]
+pub struct Spare {
+    read: Vec<u8>,
+    out: Vec<u8>,
+    /// Argument ranges of the command being parsed (cleared by every parse).
+    pub ranges: Vec<Range<usize>>,
+}
+
+impl Spare {
+    /// A read buffer with room for a read (its whole length is free room).
+    pub fn take_read(&mut self) -> Vec<u8> {
+        let mut v = std::mem::take(&mut self.read);
+        if v.len() < READ_CHUNK {
+            v.resize(READ_CHUNK, 0);
+        }
+        v
+    }
+
+    /// An empty reply buffer (keeps its capacity).
+    pub fn take_out(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// A read buffer whose bytes are all consumed. Freed when the worker already has
+    /// one, or when it grew past `KEEP` (the caller keeps those instead).
+    pub fn give_read(&mut self, v: Vec<u8>) {
+        if self.read.is_empty() {
+            self.read = v;
+        }
+    }
+
+    /// A reply buffer whose bytes are all written.
+    pub fn give_out(&mut self, mut v: Vec<u8>) {
+        if self.out.capacity() == 0 {
+            v.clear();
+            self.out = v;
+        }
+    }
+}
