@@ -449,3 +449,39 @@ def test_sigkill_loses_no_acknowledged_write(tmpdirs, fsync):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_old_style_file_with_preamble_is_migrated_like_redis(tmpdirs):
+    """An `appendonly.aof` of Redis < 7 (RDB preamble and a command tail) in `dir` moves
+    into the AOF directory as its base, in Redis and in Skein alike."""
+    src = tmpdirs()
+    sk = Server("skein", src)
+    try:
+        r = client(sk)
+        r.rpush("l", 1, 2, 3)
+        r.bgrewriteaof()
+        wait_rewrite(r)
+        r.set("tail", "t")
+        r.incr("n")
+        want = snapshot(sk)
+    finally:
+        sk.stop()
+    aof = os.path.join(src, "appendonlydir")
+    data = (open(os.path.join(aof, "appendonly.aof.2.base.rdb"), "rb").read()
+            + open(os.path.join(aof, "appendonly.aof.2.incr.aof"), "rb").read())
+    for kind in ("redis", "skein"):
+        d = tmpdirs()
+        with open(os.path.join(d, "appendonly.aof"), "wb") as f:
+            f.write(data)
+        s = Server(kind, d)
+        try:
+            assert snapshot(s) == want
+            log = s.log()
+            for line in ("Successfully migrated an old-style AOF file (appendonly.aof) into the AOF directory (appendonlydir).",
+                         "Reading RDB preamble from AOF file...",
+                         "Reading the remaining AOF tail..."):
+                assert line in log, (kind, line)
+        finally:
+            s.stop()
+        assert open(os.path.join(d, "appendonlydir", MANIFEST)).read() == (
+            "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")

@@ -38,6 +38,8 @@ pub struct Ready {
     pub readable: bool,
     /// The peer shut down its side (or the socket failed): read to the end.
     pub read_closed: bool,
+    /// The worker has just brought the AOF up to date for the replies waiting on it.
+    pub aof_done: bool,
 }
 
 /// What the worker should do with the connection after servicing it.
@@ -50,6 +52,12 @@ pub enum After {
         paused: bool,
         /// The client has just blocked (BLPOP...) until this deadline (ms).
         block_deadline: Option<i64>,
+    },
+    /// Replies wait until the AOF holds the writes made so far: the worker brings it up
+    /// to date once for every such connection of its loop iteration (one write, and with
+    /// `appendfsync always` one fsync, for all of them), then services them again.
+    AwaitAof {
+        again: bool,
     },
     Close,
 }
@@ -437,8 +445,14 @@ impl Conn {
         if self.state.blocked.is_some() {
             stop = Stop::Blocked;
         }
-        if self.has_pending_output() {
-            // The AOF holds every write these replies may show (fsynced with `always`).
+        if self.has_pending_output() && !crate::persist::aof::covered(srv) {
+            // The AOF must hold every write these replies may show (fsynced with
+            // `always`) before they leave.
+            if !ev.aof_done {
+                return After::AwaitAof {
+                    again: read_more && !self.eof,
+                };
+            }
             crate::persist::aof::before_reply(srv);
         }
         if !self.flush(srv, worker) {

@@ -119,6 +119,8 @@ struct Worker {
     timers: BinaryHeap<Reverse<(i64, usize, u64)>>,
     /// Prune `timers` of such entries when it grows past this.
     prune_timers_at: usize,
+    /// Connections whose replies wait for the AOF (see `After::AwaitAof`).
+    aof_wait: Vec<usize>,
 }
 
 impl Worker {
@@ -138,6 +140,7 @@ impl Worker {
             inbox_conns: Vec::new(),
             timers: BinaryHeap::new(),
             prune_timers_at: MIN_TIMER_PRUNE,
+            aof_wait: Vec::new(),
         }
     }
 
@@ -188,6 +191,7 @@ impl Worker {
                 let ready = Ready {
                     readable: ev.is_readable() || closed,
                     read_closed: closed,
+                    ..Ready::default()
                 };
                 self.service(ev.token().0, ready);
             }
@@ -202,13 +206,14 @@ impl Worker {
                         t,
                         Ready {
                             readable: true,
-                            read_closed: false,
+                            ..Ready::default()
                         },
                     );
                 }
             }
             self.retry_paused();
             self.expire_blocked();
+            self.answer_after_aof();
             if self.srv.is_shutting_down() {
                 self.close_all();
                 return;
@@ -218,6 +223,23 @@ impl Worker {
                 self.tick();
             }
             load.add_awake(woke);
+        }
+    }
+
+    /// Connections whose replies waited for the AOF: bring it up to date once for all of
+    /// them (group commit), then send their replies.
+    fn answer_after_aof(&mut self) {
+        while !self.aof_wait.is_empty() {
+            crate::persist::aof::before_reply(&self.srv);
+            for t in std::mem::take(&mut self.aof_wait) {
+                self.service(
+                    t,
+                    Ready {
+                        aof_done: true,
+                        ..Ready::default()
+                    },
+                );
+            }
         }
     }
 
@@ -296,6 +318,12 @@ impl Worker {
         conn.serviced_at = iteration;
         match conn.on_ready(&self.srv, self.index, ready, &mut self.spare) {
             After::Close => self.close(token),
+            After::AwaitAof { again } => {
+                self.aof_wait.push(token);
+                if again {
+                    self.again.push(token);
+                }
+            }
             After::Keep {
                 again,
                 paused,
@@ -414,6 +442,8 @@ impl Worker {
 
     /// Shutdown: deliver pending replies (best effort, bounded), then close everyone.
     fn close_all(&mut self) {
+        // Replies about to leave show writes the AOF must hold first.
+        crate::persist::aof::before_reply(&self.srv);
         let deadline = Instant::now() + Duration::from_secs(2);
         for t in self.conns.tokens() {
             if let Some(conn) = self.conns.get_mut(t) {

@@ -148,23 +148,31 @@ pub fn config_changed(srv: &Server) {
     srv.persist.aof.policy.store(fsync_policy(srv), Relaxed);
 }
 
-/// Before a worker sends replies: every record made so far is written (and, with
-/// `appendfsync always`, fsynced). One atomic load when it already is.
-pub fn before_reply(srv: &Server) {
+/// Does the AOF hold every write made so far (written, or with `appendfsync always`
+/// fsynced)? True when it is off.
+pub fn covered(srv: &Server) -> bool {
     let aof = &srv.persist.aof;
     if aof.state() == OFF {
-        return;
+        return true;
     }
     let always = aof.policy.load(Relaxed) == FSYNC_ALWAYS;
     let done = if always { &aof.synced } else { &aof.written };
-    let target = srv.propagation.next_seq();
-    if done.load(Relaxed) >= target {
+    done.load(Relaxed) >= srv.propagation.next_seq()
+}
+
+/// Before a worker sends replies: every record made so far is written (and, with
+/// `appendfsync always`, fsynced). Whoever takes the writer's mutex first writes every
+/// worker's records; the others then find theirs covered.
+pub fn before_reply(srv: &Server) {
+    if covered(srv) {
         return;
     }
+    let aof = &srv.persist.aof;
     let mut inner = aof.inner.lock();
-    if done.load(Relaxed) >= target || aof.state() == OFF {
+    if covered(srv) {
         return;
     }
+    let always = aof.policy.load(Relaxed) == FSYNC_ALWAYS;
     flush(srv, &mut inner, always);
 }
 
