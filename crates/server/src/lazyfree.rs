@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 /// Past this many elements a value is freed in the background (LAZYFREE_THRESHOLD).
 pub const THRESHOLD: usize = 64;
 
-type Job = Box<dyn Send>;
+/// Something to drop, and how many objects it counts for in INFO.
+type Job = (Box<dyn Send>, u64);
 
 static QUEUE: OnceLock<Option<Sender<Job>>> = OnceLock::new();
 static PENDING: AtomicU64 = AtomicU64::new(0);
@@ -23,10 +24,10 @@ fn queue() -> Option<&'static Sender<Job>> {
             std::thread::Builder::new()
                 .name("skein-lazyfree".into())
                 .spawn(move || {
-                    for job in rx {
+                    for (job, objects) in rx {
                         drop(job);
-                        PENDING.fetch_sub(1, Relaxed);
-                        FREED.fetch_add(1, Relaxed);
+                        PENDING.fetch_sub(objects, Relaxed);
+                        FREED.fetch_add(objects, Relaxed);
                     }
                 })
                 .ok()
@@ -48,17 +49,31 @@ pub fn free_effort(v: engine::ValueRef<'_>) -> usize {
     }
 }
 
-/// Drop `entry` here if it is small, else on the background thread.
+/// Drop `entry` here if it is small, else on the background thread (dbAsyncDelete).
 pub fn free(entry: engine::Entry) {
     if free_effort(entry.value()) <= THRESHOLD {
         return drop(entry);
     }
+    background(Box::new(entry), 1);
+}
+
+/// Drop the tables FLUSHDB/FLUSHALL ASYNC removed on the background thread, counted as
+/// their keys (emptyDbAsync).
+pub fn free_tables(tables: Vec<engine::keyspace::Cleared>) {
+    let keys: usize = tables.iter().flatten().map(|t| t.len()).sum();
+    if keys == 0 {
+        return drop(tables);
+    }
+    background(Box::new(tables), keys as u64);
+}
+
+fn background(job: Box<dyn Send>, objects: u64) {
     let Some(q) = queue() else {
-        return drop(entry);
+        return drop(job);
     };
-    PENDING.fetch_add(1, Relaxed);
-    if let Err(e) = q.send(Box::new(entry)) {
-        PENDING.fetch_sub(1, Relaxed);
+    PENDING.fetch_add(objects, Relaxed);
+    if let Err(e) = q.send((job, objects)) {
+        PENDING.fetch_sub(objects, Relaxed);
         drop(e);
     }
 }

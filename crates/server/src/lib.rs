@@ -18,6 +18,7 @@ pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod notify;
+pub mod offload;
 pub mod outbuf;
 pub mod overhead;
 pub mod persist;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 pub fn run(srv: Arc<Server>) -> Result<(), String> {
     srv.persist.attach(Arc::downgrade(&srv));
     srv.metrics.attach(Arc::downgrade(&srv));
+    srv.offload.attach(Arc::downgrade(&srv));
     persist::shutdown::install_signal_handlers();
     // Until the dataset is loaded (below, once listening), clients get -LOADING. With no
     // file there is nothing to wait for (Redis does not enter the loading state either):

@@ -41,6 +41,8 @@ pub struct Server {
     pub persist: crate::persist::Persistence,
     /// The Prometheus endpoint (`metrics-port`), when on.
     pub metrics: crate::metrics::Endpoint,
+    /// The background pool heavy commands run on.
+    pub offload: crate::offload::Pool,
 }
 
 impl Server {
@@ -73,6 +75,7 @@ impl Server {
             tcp_port: AtomicU64::new(config.get_i64("port") as u64),
             persist: crate::persist::Persistence::new(engine::wall_ms() / 1000),
             metrics: Default::default(),
+            offload: Default::default(),
             config,
         }
     }

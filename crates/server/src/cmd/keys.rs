@@ -7,6 +7,7 @@ use crate::propagate::deletion;
 use engine::glob::glob_match;
 use engine::locked::Read;
 use engine::{now_ms, Event, NO_EXPIRE};
+use std::sync::atomic::Ordering::Relaxed;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("del", del),
@@ -30,12 +31,20 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("renamenx", renamenx),
 ];
 
+/// DEL and UNLINK. UNLINK (and DEL with `lazyfree-lazy-user-del`) frees a big value on
+/// the lazyfree thread; a plain DEL of a big value frees it before replying, which the
+/// dispatcher runs on the background pool when it is past `offload-threshold`.
 fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let lazy = argv[0].eq_ignore_ascii_case(b"unlink")
+        || ctx.srv.config.hot.lazyfree_lazy_user_del.load(Relaxed) != 0;
     let mut n = 0;
     for k in &argv[1..] {
         // An expired key counts as absent.
-        if ctx.keys.remove(k, Event::DEL).is_some() {
+        if let Some(e) = ctx.keys.remove(k, Event::DEL) {
             n += 1;
+            if lazy {
+                crate::lazyfree::free(e);
+            }
         }
     }
     ctx.out.int(n);

@@ -82,9 +82,32 @@ pub struct ClientState {
     /// The wait of a blocking command (BLPOP...) not yet finished: no further command
     /// runs until it is.
     pub blocked: Option<Arc<crate::blocking::Waiter>>,
+    /// A heavy command running on the background pool: no further command runs until
+    /// its reply is back (see [`crate::offload`]).
+    pub offloaded: Option<Arc<crate::offload::Reply>>,
 }
 
 impl ClientState {
+    /// A fresh client state for `id` on `worker`, in database `db`: how a client starts,
+    /// and how the background pool runs one of its commands.
+    pub fn detached(id: u64, db: usize, worker: usize, info: Arc<ClientInfo>) -> ClientState {
+        ClientState {
+            id,
+            db,
+            authenticated: true,
+            info,
+            close_after_reply: false,
+            reply_mode: ReplyMode::On,
+            worker,
+            redacted: 0,
+            propagation_reader: false,
+            multi: None,
+            watched: Vec::new(),
+            blocked: None,
+            offloaded: None,
+        }
+    }
+
     /// The connection is going away: give back what the client holds server-wide.
     pub fn leave(&mut self, srv: &Server) {
         if self.propagation_reader {

@@ -33,10 +33,10 @@ fn flush_mode(ctx: &mut Ctx, argv: &[&[u8]]) -> Option<bool> {
     }
 }
 
-/// Free removed tables here, or on a background thread for ASYNC.
+/// Free removed tables here, or on the lazyfree thread for ASYNC.
 fn dispose(tables: Vec<engine::keyspace::Cleared>, background: bool) {
     if background {
-        std::thread::spawn(move || drop(tables));
+        crate::lazyfree::free_tables(tables);
     } else {
         drop(tables);
     }

@@ -108,6 +108,11 @@ pub struct Hot {
     pub maxmemory_samples: AtomicI64,
     pub maxmemory_tenacity: AtomicI64,
     pub lazyfree_lazy_eviction: AtomicI64,
+    /// offload-threshold: a command whose estimated cost reaches it runs on the
+    /// background pool (0 = never), see [`crate::offload`].
+    pub offload_threshold: AtomicI64,
+    /// lazyfree-lazy-user-del (1 = yes): DEL frees big values as UNLINK does.
+    pub lazyfree_lazy_user_del: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -204,6 +209,12 @@ impl Config {
         for (hot, name) in self.hot.coll.iter().zip(COLL_LIMITS) {
             hot.store(self.get_i64(name), Relaxed);
         }
+        self.hot
+            .offload_threshold
+            .store(self.get_i64("offload-threshold"), Relaxed);
+        self.hot
+            .lazyfree_lazy_user_del
+            .store(self.get_bool("lazyfree-lazy-user-del") as i64, Relaxed);
         self.hot
             .busy_reply_threshold_ms
             .store(self.get_i64("busy-reply-threshold"), Relaxed);

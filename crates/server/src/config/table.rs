@@ -485,6 +485,8 @@ pub static OPTIONS: &[OptionDef] = &[
     n("shards-per-db", None, I, 1, 65536, 1024, Int),
     n("metrics-port", None, M, 0, 65535, 0, Int),
     s("metrics-bind", None, M, false, Some("127.0.0.1"), None),
+    n("offload-threshold", None, M, 0, i64::MAX, 20000, Int),
+    n("offload-threads", None, I, 0, 1024, 0, Int),
 ];
 
 /// Lines Redis 7.0 still accepts and ignores (name, min args, max args incl. the name).

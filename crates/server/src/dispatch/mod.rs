@@ -40,17 +40,44 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         out.simple("QUEUED");
         return;
     }
+    run_and_serve(srv, client, out, argv, cmd, true);
+}
+
+/// Run a command the pool took from a worker ([`crate::offload`]): it was checked there.
+pub fn run_offloaded(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
+    if let Some(cmd) = srv.commands.lookup(argv) {
+        run_and_serve(srv, client, out, argv, cmd, false);
+    }
+}
+
+fn run_and_serve(
+    srv: &Server,
+    client: &mut ClientState,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+    cmd: &CommandDef,
+    may_offload: bool,
+) {
     let worker = client.worker;
     SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut changes) => run(srv, client, out, argv, cmd, &mut changes),
+        Ok(mut changes) => run(srv, client, out, argv, cmd, &mut changes, may_offload),
         // A command run from inside another (none today): a buffer of its own.
-        Err(_) => run(srv, client, out, argv, cmd, &mut Changes::default()),
+        Err(_) => run(
+            srv,
+            client,
+            out,
+            argv,
+            cmd,
+            &mut Changes::default(),
+            may_offload,
+        ),
     });
     // Waiters on keys this command created are served now, before its reply leaves.
     crate::blocking::serve_ready(srv, worker);
 }
 
-/// Take the command's locks, run it with its effects, release the locks.
+/// Take the command's locks, run it with its effects, release the locks. A command past
+/// the cost threshold releases them again and goes to the background pool instead.
 fn run(
     srv: &Server,
     client: &mut ClientState,
@@ -58,6 +85,7 @@ fn run(
     argv: &[&[u8]],
     cmd: &CommandDef,
     changes: &mut Changes,
+    may_offload: bool,
 ) {
     let db = client.db;
     // While a shard it needs is busy, and a script past busy-reply-threshold holds one of
@@ -88,12 +116,16 @@ fn run(
             }
         }
     };
-    let Some(keys) = keys else {
+    let Some(mut keys) = keys else {
         let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
         cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
         client.flag_transaction();
         return reply_error(srv, client.worker, out, msg);
     };
+    if may_offload && crate::offload::wanted(srv, cmd, argv, &mut keys) {
+        drop(keys);
+        return crate::offload::submit(srv, client, out, argv);
+    }
     let mut ctx = Ctx {
         srv,
         client,

@@ -120,19 +120,24 @@ pub fn single_key<'a>(cmd: &CommandDef, argv: &[&'a [u8]]) -> Option<&'a [u8]> {
 /// The keys named by the key specs.
 fn spec_keys(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut Plan) {
     let ks = &srv.keyspace;
+    each_spec_key(cmd, argv, |k| plan.key(ks, db, k));
+}
+
+/// Visit each key the key specs name, in order (what [`plan`] locks for `LockRule::Keys`).
+pub fn each_spec_key<'a>(cmd: &CommandDef, argv: &[&'a [u8]], mut visit: impl FnMut(&'a [u8])) {
     if let Some((first, last, step)) = cmd.simple_keys {
         let argc = argv.len() as i64;
         let last = if last >= 0 { last } else { argc + last };
         let mut i = first;
         while i <= last && i < argc {
-            plan.key(ks, db, argv[i as usize]);
+            visit(argv[i as usize]);
             i += step;
         }
         return;
     }
     for (i, _) in cmd.keys(argv) {
         if let Some(k) = argv.get(i) {
-            plan.key(ks, db, k);
+            visit(k);
         }
     }
 }

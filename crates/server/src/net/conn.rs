@@ -71,6 +71,8 @@ enum Stop {
     Paused,
     /// A blocking command waits for data.
     Blocked,
+    /// A heavy command runs on the background pool (`crate::offload`).
+    Offloaded,
     Closing,
 }
 
@@ -229,6 +231,10 @@ impl Conn {
         while pos < end {
             if self.state.blocked.is_some() {
                 stop = Stop::Blocked;
+                break;
+            }
+            if self.state.offloaded.is_some() {
+                stop = Stop::Offloaded;
                 break;
             }
             if self.state.close_after_reply || srv.is_shutting_down() {
@@ -422,6 +428,7 @@ impl Conn {
         if self.state.info.is_monitor() {
             self.take_feed();
         }
+        self.take_offloaded_reply();
         crate::pubsub::deliver_pending(&self.state.info, &mut self.out);
         self.take_blocked_reply();
         let mut read_more = false;
@@ -444,6 +451,8 @@ impl Conn {
         let mut stop = self.process(srv, &mut spare.ranges);
         if self.state.blocked.is_some() {
             stop = Stop::Blocked;
+        } else if self.state.offloaded.is_some() {
+            stop = Stop::Offloaded;
         }
         if self.has_pending_output() && !crate::persist::aof::covered(srv) {
             // The AOF must hold every write these replies may show (fsynced with
@@ -516,6 +525,18 @@ impl Conn {
             self.out.raw(&reply);
             self.state.blocked = None;
             self.timer_set = false;
+        }
+    }
+
+    /// The reply of a command run on the background pool is back: it goes out, and the
+    /// commands behind it may run.
+    fn take_offloaded_reply(&mut self) {
+        let Some(r) = &self.state.offloaded else {
+            return;
+        };
+        if let Some(reply) = r.take() {
+            self.out.raw(&reply);
+            self.state.offloaded = None;
         }
     }
 

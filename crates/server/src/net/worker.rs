@@ -11,7 +11,7 @@ use super::lend::Spare;
 use super::mailbox::Mailbox;
 use super::stream::{NewConn, Stream};
 use crate::clients::{flag, ClientAddr, ClientInfo, PauseKind};
-use crate::cmd::{ClientState, ReplyMode};
+use crate::cmd::ClientState;
 use crate::server::Server;
 use mio::{Events, Interest, Poll, Token};
 use std::cmp::Reverse;
@@ -273,20 +273,8 @@ impl Worker {
             token,
             self.mailbox.clone(),
         ));
-        let state = ClientState {
-            id,
-            db: 0,
-            authenticated: self.srv.config.get("requirepass").is_empty(),
-            info: info.clone(),
-            close_after_reply: false,
-            reply_mode: ReplyMode::On,
-            worker: self.index,
-            redacted: 0,
-            propagation_reader: false,
-            multi: None,
-            watched: Vec::new(),
-            blocked: None,
-        };
+        let mut state = ClientState::detached(id, 0, self.index, info.clone());
+        state.authenticated = self.srv.config.get("requirepass").is_empty();
         let mut conn = Conn::new(nc.stream, state);
         // Registered once for both edges; never re-registered (see conn.rs).
         if self

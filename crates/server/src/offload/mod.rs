@@ -1,0 +1,180 @@
+//! Heavy commands off the workers: a command whose estimated cost ([`cost`]) reaches
+//! `offload-threshold` runs on a pool of background threads (niced below the workers),
+//! while its worker goes on serving every other connection.
+//!
+//! The seam is unchanged: the pool thread runs the command through the dispatcher's own
+//! path (`dispatch::run_offloaded`: the same lock plan, holding only the command's shards;
+//! the same handler, effects, statistics, blocked-client service), so WATCH,
+//! notifications, propagation and blocked clients see its writes like any other.
+//!
+//! Order: the dispatcher estimates with the command's shards held, releases them and
+//! hands the command here, leaving [`Reply`] in the client's state. Like a blocked client,
+//! the connection runs nothing more (its pipelined commands wait behind it) until the
+//! reply is there: the pool thread finishes the `Reply` and posts the connection's token
+//! to its worker's mailbox, and the worker appends the reply and resumes the pipeline.
+//! Replies therefore leave in the order the commands came, as in Redis.
+
+pub mod cost;
+
+use crate::clients::ClientInfo;
+use crate::cmd::{ClientState, ReplyMode};
+use crate::server::Server;
+use parking_lot::{Condvar, Mutex};
+use resp::{Proto, ReplyBuf};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock, Weak};
+
+/// Nice value of the pool's threads (the workers run at 0).
+const POOL_NICE: i32 = 10;
+
+/// The reply of an offloaded command, filled by the pool thread.
+pub struct Reply {
+    bytes: Mutex<Option<Vec<u8>>>,
+    /// CLIENT REPLY OFF/SKIP was in force when the command was read: drop it.
+    silent: bool,
+}
+
+impl Reply {
+    /// Worker side: the reply bytes once the command has run (`Some(empty)` when
+    /// silenced), else `None`.
+    pub fn take(&self) -> Option<Vec<u8>> {
+        let mut b = self.bytes.lock().take()?;
+        if self.silent {
+            b.clear();
+        }
+        Some(b)
+    }
+}
+
+/// One command handed to the pool.
+struct Job {
+    argv: Vec<Vec<u8>>,
+    db: usize,
+    id: u64,
+    worker: usize,
+    proto: Proto,
+    info: Arc<ClientInfo>,
+    reply: Arc<Reply>,
+}
+
+/// The pool: a queue and its threads, started on first use.
+#[derive(Default)]
+pub struct Pool {
+    /// The server, for the pool's threads (set at start; without it nothing offloads).
+    this: OnceLock<Weak<Server>>,
+    queue: Mutex<VecDeque<Job>>,
+    ready: Condvar,
+    started: OnceLock<()>,
+    /// Commands run on the pool so far, and queued or running now (INFO).
+    pub total: AtomicU64,
+    pub pending: AtomicU64,
+}
+
+impl Pool {
+    /// Remember the server (called once at start).
+    pub fn attach(&self, srv: Weak<Server>) {
+        let _ = self.this.set(srv);
+    }
+
+    fn start(&self, srv: &Server) {
+        self.started.get_or_init(|| {
+            let n = match srv.config.get_i64("offload-threads") {
+                n if n > 0 => n as usize,
+                _ => srv.stats.workers.len().max(1),
+            };
+            for i in 0..n {
+                let Some(this) = self.this.get().cloned() else {
+                    return;
+                };
+                let _ = std::thread::Builder::new()
+                    .name(format!("skein-offload-{i}"))
+                    .spawn(move || pool_thread(this));
+            }
+        });
+    }
+
+    fn push(&self, job: Job) {
+        self.pending.fetch_add(1, Relaxed);
+        self.queue.lock().push_back(job);
+        self.ready.notify_one();
+    }
+}
+
+/// Should this command run on the pool? Its shards are held in `keys` (read only).
+#[inline]
+pub fn wanted(
+    srv: &Server,
+    cmd: &crate::cmd::table::CommandDef,
+    argv: &[&[u8]],
+    keys: &mut engine::Locked,
+) -> bool {
+    let threshold = srv.config.hot.offload_threshold.load(Relaxed);
+    if threshold <= 0 || !cost::may_cost(srv, cmd) || srv.offload.this.get().is_none() {
+        return false;
+    }
+    cost::estimate(srv, cmd, argv, keys) >= threshold as u64
+}
+
+/// Hand the command to the pool; the client waits for its [`Reply`].
+pub fn submit(srv: &Server, client: &mut ClientState, out: &ReplyBuf, argv: &[&[u8]]) {
+    let silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
+    let reply = Arc::new(Reply {
+        bytes: Mutex::new(None),
+        silent,
+    });
+    client.offloaded = Some(reply.clone());
+    let pool = &srv.offload;
+    pool.start(srv);
+    pool.push(Job {
+        argv: argv.iter().map(|a| a.to_vec()).collect(),
+        db: client.db,
+        id: client.id,
+        worker: client.worker,
+        proto: out.proto,
+        info: client.info.clone(),
+        reply,
+    });
+}
+
+fn pool_thread(this: Weak<Server>) {
+    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and who = 0 Linux applies
+    // the nice value to the calling thread only. A failure leaves the thread at the
+    // workers' priority, which is harmless.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, POOL_NICE);
+    }
+    loop {
+        let Some(srv) = this.upgrade() else {
+            return;
+        };
+        let job = {
+            let mut q = srv.offload.queue.lock();
+            loop {
+                if let Some(job) = q.pop_front() {
+                    break job;
+                }
+                if srv.is_shutting_down() {
+                    return;
+                }
+                srv.offload
+                    .ready
+                    .wait_for(&mut q, std::time::Duration::from_millis(100));
+            }
+        };
+        run(&srv, job);
+    }
+}
+
+/// Run one job as its client would have on its worker, then wake the worker.
+fn run(srv: &Server, job: Job) {
+    let mut client = ClientState::detached(job.id, job.db, job.worker, job.info.clone());
+    let mut out = ReplyBuf::new(job.proto);
+    let argv: smallvec::SmallVec<[&[u8]; 8]> = job.argv.iter().map(|a| a.as_slice()).collect();
+    engine::begin_batch();
+    crate::dispatch::run_offloaded(srv, &mut client, &mut out, &argv);
+    *job.reply.bytes.lock() = Some(out.out);
+    srv.offload.pending.fetch_sub(1, Relaxed);
+    srv.offload.total.fetch_add(1, Relaxed);
+    job.info.mailbox.notify(job.info.token);
+}
