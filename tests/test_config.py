@@ -14,7 +14,8 @@ from resp_client import RawConn, parse
 # Options whose value is a property of the instance, compared by rule below.
 INSTANCE = {"port", "dir"}
 # Skein's own options.
-SKEIN_ONLY = {"workers", "shards-per-db", "metrics-port", "metrics-bind"}
+SKEIN_ONLY = {"workers", "shards-per-db", "metrics-port", "metrics-bind",
+              "offload-threshold", "offload-threads"}
 # Options CONFIG GET shows only for their exact name.
 HIDDEN = ["use-exit-on-panic", "rdb-key-save-delay", "key-load-delay", "watchdog-period",
           "loading-process-events-interval-bytes"]

@@ -18,10 +18,8 @@ from resp_client import RawConn, encode, parse
 from test_blocking import blocked_clients
 
 SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "scripts")
-# The families whose commands have cost rules, plus transactions (EXEC runs them inline).
-SCRIPTS = ["sets_algebra.txt", "sets_basic.txt", "zsets_store.txt", "zsets_range.txt",
-           "lists_basic.txt", "sort_store.txt", "sort_basic.txt", "keys_basic.txt",
-           "hashes_basic.txt", "hashes_scan_rand.txt", "transactions_basic.txt"]
+# Every differential script: commands with a cost rule run on the pool, the rest inline.
+SCRIPTS = sorted(os.listdir(SCRIPTS_DIR))
 DEADLINE_S = 30
 
 

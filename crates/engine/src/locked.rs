@@ -689,6 +689,24 @@ impl<'a> Locked<'a> {
         self.peek_in(self.db, key)
     }
 
+    /// [`Locked::peek`] for an estimate: `None` when the key's shard is not held (no
+    /// panic), and a read that never makes a running snapshot copy the shard.
+    pub fn peek_if_held(&mut self, key: &[u8]) -> Option<&Entry> {
+        let h = self.hash(key);
+        let d = self.ks.db(self.db);
+        let (index, per_db) = (d.shard_index(h), d.shard_count());
+        held(
+            self.ks,
+            &mut self.guards,
+            self.scope,
+            per_db,
+            self.db,
+            index,
+            false,
+        )?
+        .peek(h, key)
+    }
+
     pub fn peek_in(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
         let h = self.hash(key);
         let (shard, _) = self.shard_for(db, h);

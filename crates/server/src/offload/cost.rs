@@ -76,7 +76,7 @@ pub fn may_cost(srv: &Server, cmd: &CommandDef) -> bool {
 pub fn estimate(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], keys: &mut Locked) -> u64 {
     let db = keys.db();
     let size = |keys: &mut Locked, key: &[u8]| -> u64 {
-        keys.peek(key)
+        keys.peek_if_held(key)
             .map_or(0, |e| crate::lazyfree::free_effort(e.value()) as u64)
     };
     let rule = rules(srv).get(cmd.id).copied().unwrap_or(Rule::Free);

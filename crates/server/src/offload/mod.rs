@@ -113,7 +113,10 @@ pub fn wanted(
     if threshold <= 0 || !cost::may_cost(srv, cmd) || srv.offload.this.get().is_none() {
         return false;
     }
-    cost::estimate(srv, cmd, argv, keys) >= threshold as u64
+    // A bug in an estimate must not take the worker down: such a command runs inline.
+    let estimate = || cost::estimate(srv, cmd, argv, keys);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(estimate))
+        .is_ok_and(|cost| cost >= threshold as u64)
 }
 
 /// Hand the command to the pool; the client waits for its [`Reply`].
