@@ -30,8 +30,25 @@ thread_local! {
     static SCRATCH: RefCell<Changes> = RefCell::new(Changes::default());
 }
 
-/// Run one command from a client and account for it.
+/// Run one command from a client connection and account for it. A heavy command may go
+/// to the background pool ([`crate::offload`]): the connection then waits for its reply.
 pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
+    execute_with(srv, client, out, argv, true);
+}
+
+/// [`execute`] for a client that cannot wait for a reply (the AOF's replaying client):
+/// every command runs here and now.
+pub fn execute_inline(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
+    execute_with(srv, client, out, argv, false);
+}
+
+fn execute_with(
+    srv: &Server,
+    client: &mut ClientState,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+    may_offload: bool,
+) {
     let Some(cmd) = check(srv, client, out, argv) else {
         return;
     };
@@ -40,7 +57,7 @@ pub fn execute(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv:
         out.simple("QUEUED");
         return;
     }
-    run_and_serve(srv, client, out, argv, cmd, true);
+    run_and_serve(srv, client, out, argv, cmd, may_offload);
 }
 
 /// Run a command the pool took from a worker ([`crate::offload`]): it was checked there.

@@ -4,7 +4,7 @@
 //! `aof-load-truncated` rule (only the last file may end short) and its refusals.
 
 use super::manifest::{self, Manifest};
-use crate::cmd::{ClientState, ReplyMode};
+use crate::cmd::ClientState;
 use crate::config::value::strerror;
 use crate::log;
 use crate::server::Server;
@@ -58,20 +58,7 @@ impl Replayer {
             mailbox,
         ));
         Ok(Replayer {
-            client: ClientState {
-                id: AOF_CLIENT_ID,
-                db: 0,
-                authenticated: true,
-                info,
-                close_after_reply: false,
-                reply_mode: ReplyMode::On,
-                worker: 0,
-                redacted: 0,
-                propagation_reader: false,
-                multi: None,
-                watched: Vec::new(),
-                blocked: None,
-            },
+            client: ClientState::detached(AOF_CLIENT_ID, 0, 0, info),
             out: ReplyBuf::default(),
             _poll: poll,
         })
@@ -292,7 +279,7 @@ fn replay(
         if cmd.fullname == "multi" {
             *before_multi = *valid;
         }
-        crate::dispatch::execute(srv, &mut r.client, &mut r.out, &args);
+        crate::dispatch::execute_inline(srv, &mut r.client, &mut r.out, &args);
         r.out.out.clear();
         *valid = *pos;
         if delay > 0 {
