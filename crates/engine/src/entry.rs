@@ -10,19 +10,25 @@
 //! [payload], by the kind in flags:
 //!     KIND_INT                 i64
 //!     KIND_EMBSTR, KIND_RAW    [length][bytes]       (the value inline)
-//!     KIND_HEAP                *mut Heap             (a Box the block owns)
+//!     KIND_HEAP                [0..7 zero bytes][Heap] (the value's header, aligned)
 //! ```
 //!
 //! A length is one byte when below 255, else 0xFF followed by a u64. The block's size is
 //! never stored: [`Entry::parts`] computes it from the header, and every allocation,
-//! reallocation and deallocation uses exactly that size (alignment [`ALIGN`]).
+//! reallocation and deallocation uses exactly that size (alignment [`ALIGN`]). A
+//! collection's (or an appended string's) [`Heap`] header lives in the block itself, at
+//! the first offset aligned for it after the key: a small hash costs its key block and its
+//! listpack, not a third allocation for the header.
 //!
 //! This is the only module of the engine with `unsafe`. Its invariant, which every
 //! function here keeps and every `unsafe` block relies on: **`Entry::ptr` points to a live
 //! allocation of the global allocator, made with `layout(size)` where `size` is what
-//! `parts()` computes from the block's bytes, all of those bytes initialized and forming a
-//! block in the format above; a KIND_HEAP payload holds a pointer from `Box::into_raw`
-//! that this block alone owns.** Writes go through [`Writer`], which aborts (never
+//! `parts()` computes from the block's bytes, forming a block in the format above; every
+//! byte before a KIND_HEAP payload's `Heap` is initialized (the `Heap` itself may hold
+//! padding, so it is never read as bytes, only moved as a `Heap`), and that `Heap` is a
+//! valid value which this block alone owns (dropped exactly once: by `Drop`, by
+//! `set_payload` when replaced, or moved out to a new block by `rebuild`, which then frees
+//! the old block without dropping it).** Writes go through [`Writer`], which aborts (never
 //! unwinds) if asked to write out of bounds, so no panic can leave a half-written block
 //! behind for `Drop` to read.
 
@@ -31,6 +37,7 @@ use crate::mem;
 use crate::value::{StrRef, Value, ValueRef};
 use std::alloc::{self, Layout};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
 
 /// No expiry.
@@ -40,7 +47,11 @@ const ALIGN: usize = 8;
 const META: usize = 4;
 const EXPIRE: usize = 8;
 const INT: usize = 8;
-const PTR: usize = std::mem::size_of::<*mut Heap>();
+/// Bytes of a `Heap` header in a block, and the alignment its offset is rounded up to.
+const HEAP: usize = std::mem::size_of::<Heap>();
+const HEAP_ALIGN: usize = std::mem::align_of::<Heap>();
+// A block is allocated with ALIGN, so an offset aligned to HEAP_ALIGN is an aligned address.
+const _: () = assert!(HEAP_ALIGN <= ALIGN && HEAP_ALIGN.is_power_of_two());
 const LRU_MASK: u32 = (1 << 24) - 1;
 
 const HAS_EXPIRE: u8 = 0x80;
@@ -53,8 +64,8 @@ const KIND_HEAP: u8 = 3;
 /// First byte of a length that does not fit in one byte (a u64 follows).
 const LONG_LEN: u8 = 0xff;
 
-/// A value kept outside the block: a string modified in place (so APPENDs are amortized
-/// in a `Vec`), and the collection types. Kept to 32 bytes (one small allocation per key):
+/// A value's header kept in the block (its contents on the heap): a string modified in
+/// place (so APPENDs are amortized in a `Vec`), and the collection types. Kept to 32 bytes:
 /// a list's and a stream's state, bigger, are boxed.
 #[derive(Debug)]
 pub(crate) enum Heap {
@@ -67,7 +78,7 @@ pub(crate) enum Heap {
 }
 
 impl Heap {
-    /// Bytes held beyond the `Heap` itself (see [`Entry::footprint`]).
+    /// Bytes held beyond the `Heap` header itself (see [`Entry::footprint`]).
     fn footprint(&self, samples: usize) -> usize {
         match self {
             Heap::Raw(v) => mem::vec::<u8>(v.capacity()),
@@ -102,7 +113,7 @@ pub struct Entry {
     ptr: NonNull<u8>,
 }
 
-// SAFETY: an Entry owns its block and the Heap behind it exclusively, like a
+// SAFETY: an Entry owns its block and the Heap in it exclusively, like a
 // `Box<(u32, i64, [u8], Heap)>` would; Heap is Send + Sync and `&Entry` only reads.
 unsafe impl Send for Entry {}
 // SAFETY: as above.
@@ -129,9 +140,11 @@ enum Payload<'a> {
     Int(i64),
     /// An inline string of kind KIND_EMBSTR or KIND_RAW.
     Inline(u8, &'a [u8]),
-    Heap(Box<Heap>),
-    /// The payload bytes of another block of this kind, copied as they are (a heap pointer
-    /// among them changes owner: the other block must then be freed without dropping it).
+    /// A header to move into the block. ManuallyDrop: if building the block panics
+    /// (only "entry too large", before anything is written) the header leaks rather than
+    /// being dropped while another block may still own it (`rebuild`).
+    Heap(ManuallyDrop<Heap>),
+    /// The payload bytes of another block of this (non-heap) kind, copied as they are.
     Verbatim(u8, &'a [u8]),
 }
 
@@ -142,25 +155,29 @@ impl<'a> Payload<'a> {
             ValueRef::Str(StrRef::Int(n)) => Payload::Int(n),
             ValueRef::Str(StrRef::Embstr(b)) => Payload::Inline(KIND_EMBSTR, b),
             ValueRef::Str(StrRef::Raw(b)) => Payload::Inline(KIND_RAW, b),
-            ValueRef::List(l) => Payload::Heap(Box::new(Heap::List(Box::new(l.clone())))),
-            ValueRef::Hash(h) => Payload::Heap(Box::new(Heap::Hash(h.clone()))),
-            ValueRef::Set(x) => Payload::Heap(Box::new(Heap::Set(x.clone()))),
-            ValueRef::ZSet(z) => Payload::Heap(Box::new(Heap::ZSet(z.clone()))),
-            ValueRef::Stream(s) => Payload::Heap(Box::new(Heap::Stream(Box::new(s.clone())))),
+            ValueRef::List(l) => Payload::heap(Heap::List(Box::new(l.clone()))),
+            ValueRef::Hash(h) => Payload::heap(Heap::Hash(h.clone())),
+            ValueRef::Set(x) => Payload::heap(Heap::Set(x.clone())),
+            ValueRef::ZSet(z) => Payload::heap(Heap::ZSet(z.clone())),
+            ValueRef::Stream(s) => Payload::heap(Heap::Stream(Box::new(s.clone()))),
         }
+    }
+
+    fn heap(h: Heap) -> Payload<'static> {
+        Payload::Heap(ManuallyDrop::new(h))
     }
 
     /// The payload for an owned collection (moved, not copied); `None` for a string,
     /// which is stored through [`Payload::of`] its view.
     fn collection(v: Value) -> Result<Payload<'static>, Value> {
-        Ok(Payload::Heap(Box::new(match v {
+        Ok(Payload::heap(match v {
             Value::List(l) => Heap::List(l),
             Value::Hash(h) => Heap::Hash(*h),
             Value::Set(x) => Heap::Set(*x),
             Value::ZSet(z) => Heap::ZSet(*z),
             Value::Stream(s) => Heap::Stream(s),
             s @ Value::Str(_) => return Err(s),
-        })))
+        }))
     }
 
     fn kind(&self) -> u8 {
@@ -171,11 +188,12 @@ impl<'a> Payload<'a> {
         }
     }
 
-    fn size(&self) -> usize {
+    /// Bytes of the payload written at offset `at` of a block.
+    fn size(&self, at: usize) -> usize {
         match self {
             Payload::Int(_) => INT,
             Payload::Inline(_, b) => len_size(b.len()) + b.len(),
-            Payload::Heap(_) => PTR,
+            Payload::Heap(_) => heap_at(at) - at + HEAP,
             Payload::Verbatim(_, b) => b.len(),
         }
     }
@@ -191,6 +209,11 @@ impl<'a> Payload<'a> {
             Payload::Verbatim(_, b) => w.put(b),
         }
     }
+}
+
+/// Where a KIND_HEAP payload starting at `at` keeps its `Heap`.
+const fn heap_at(at: usize) -> usize {
+    (at + HEAP_ALIGN - 1) & !(HEAP_ALIGN - 1)
 }
 
 fn len_size(n: usize) -> usize {
@@ -269,11 +292,14 @@ impl Writer {
         }
     }
 
-    fn put_heap(&mut self, h: Box<Heap>) {
-        let dst = self.claim(PTR);
-        // SAFETY: room for a pointer (claim); written unaligned, as a pointer so that it
-        // keeps its provenance. The block now owns the Box.
-        unsafe { ptr::write_unaligned(dst.cast::<*mut Heap>(), Box::into_raw(h)) }
+    fn put_heap(&mut self, h: ManuallyDrop<Heap>) {
+        let pad = heap_at(self.at) - self.at;
+        self.put(&[0u8; HEAP_ALIGN][..pad]);
+        let dst = self.claim(HEAP);
+        // SAFETY: room for a Heap (claim) at an offset aligned to HEAP_ALIGN (the padding
+        // above) of a block allocated with ALIGN >= HEAP_ALIGN, so `dst` is aligned. The
+        // block now owns the header.
+        unsafe { ptr::write(dst.cast::<Heap>(), ManuallyDrop::into_inner(h)) }
     }
 
     fn finish(self) {
@@ -287,13 +313,13 @@ impl Writer {
 fn build(lru: u32, expire_at: i64, key: &[u8], payload: Payload<'_>) -> NonNull<u8> {
     let has_expire = expire_at != NO_EXPIRE;
     let flags = payload.kind() | if has_expire { HAS_EXPIRE } else { 0 };
-    let size = total(&[
+    let payload_at = total(&[
         META,
         if has_expire { EXPIRE } else { 0 },
         len_size(key.len()),
         key.len(),
-        payload.size(),
     ]);
+    let size = total(&[payload_at, payload.size(payload_at)]);
     let layout = layout(size);
     // SAFETY: the layout's size is at least META, not zero.
     let base = unsafe { alloc::alloc(layout) };
@@ -372,7 +398,7 @@ impl Entry {
                 let (len, n) = unsafe { self.len_at(payload_at) };
                 n + len
             }
-            KIND_HEAP => PTR,
+            KIND_HEAP => heap_at(payload_at) - payload_at + HEAP,
             _ => INT,
         };
         Parts {
@@ -384,11 +410,18 @@ impl Entry {
         }
     }
 
-    /// The shape and the bytes of the block.
+    /// The shape and the bytes of the block, up to a `Heap` header (not included: it is
+    /// read only as a `Heap`).
     fn view(&self) -> (Parts, &[u8]) {
         let p = self.parts();
-        // SAFETY: the block is `p.size` initialized bytes (invariant), borrowed with self.
-        let b = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), p.size) };
+        let len = if p.kind() == KIND_HEAP {
+            p.payload_at
+        } else {
+            p.size
+        };
+        // SAFETY: the block's bytes before a Heap header are initialized (invariant), and
+        // `len` is at most its size; borrowed with self.
+        let b = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), len) };
         (p, b)
     }
 
@@ -403,22 +436,21 @@ impl Entry {
         unsafe { ptr::write_unaligned(self.ptr.as_ptr().cast::<[u8; 4]>(), m.to_le_bytes()) }
     }
 
-    /// The pointer in a KIND_HEAP payload (still owned by the block).
+    /// The address of a KIND_HEAP payload's header (still owned by the block).
     fn heap_ptr(&self, p: &Parts) -> Option<*mut Heap> {
         if p.kind() != KIND_HEAP {
             return None;
         }
-        // SAFETY: a KIND_HEAP payload is PTR bytes at payload_at, written by put_heap.
-        Some(unsafe {
-            ptr::read_unaligned(self.ptr.as_ptr().add(p.payload_at).cast::<*mut Heap>())
-        })
+        // SAFETY: a KIND_HEAP payload's Heap is at heap_at(payload_at), within the block
+        // (put_heap wrote it there; parts() counts it in the size).
+        Some(unsafe { self.ptr.as_ptr().add(heap_at(p.payload_at)).cast::<Heap>() })
     }
 
     fn heap(&self) -> Option<&Heap> {
         let h = self.heap_ptr(&self.parts())?;
-        // SAFETY: the block owns this Box (invariant) until its payload is rewritten or
-        // it is dropped, which both need `&mut self`; the borrow lives no longer than
-        // `&self`.
+        // SAFETY: an aligned, valid Heap the block owns (invariant) until its payload is
+        // rewritten, the block moved, or dropped, which all need `&mut self`; the borrow
+        // lives no longer than `&self`.
         Some(unsafe { &*h })
     }
 
@@ -441,10 +473,16 @@ impl Entry {
     /// Rewrite the payload, reusing the block's memory (realloc, often in place).
     fn set_payload(&mut self, payload: Payload<'_>) {
         let p = self.parts();
-        // The old Box, if any: freed once the block no longer refers to it.
-        let old_heap = self.heap_ptr(&p);
         let kind = payload.kind();
-        let size = total(&[p.payload_at, payload.size()]);
+        let size = total(&[p.payload_at, payload.size(p.payload_at)]);
+        // The old header, if any, moved out before the realloc may cut it off, and dropped
+        // once the block no longer holds it. Nothing from here to that drop can unwind
+        // (realloc failure aborts, Writer aborts), so it is dropped exactly once.
+        let old_heap = self
+            .heap_ptr(&p)
+            // SAFETY: a valid Heap the block owns (invariant); the block's copy is
+            // overwritten below before anything reads or drops it again.
+            .map(|h| ManuallyDrop::new(unsafe { ptr::read(h) }));
         if size != p.size {
             self.resize(p.size, size);
         }
@@ -456,27 +494,27 @@ impl Entry {
         w.finish();
         self.set_meta(meta(self.meta(), (p.flags & !KIND_MASK) | kind));
         if let Some(h) = old_heap {
-            // SAFETY: it came from Box::into_raw, the block owned it, and the block's
-            // payload no longer holds it.
-            drop(unsafe { Box::from_raw(h) });
+            drop(ManuallyDrop::into_inner(h));
         }
     }
 
-    /// Move the contents into a new block with this expiry and key (the payload's bytes,
-    /// heap pointer included, move as they are).
+    /// Move the contents into a new block with this expiry and key (an inline payload's
+    /// bytes copied, a `Heap` header moved).
     fn rebuild(&mut self, expire_at: i64, key: Option<&[u8]>) {
         let lru = self.lru();
         let (p, b) = self.view();
         let key = key.unwrap_or(&b[p.key_at..p.key_at + p.key_len]);
-        let new = build(
-            lru,
-            expire_at,
-            key,
-            Payload::Verbatim(p.kind(), &b[p.payload_at..]),
-        );
+        let payload = match self.heap_ptr(&p) {
+            // SAFETY: a valid Heap the block owns (invariant), moved to the new block;
+            // ManuallyDrop keeps a panic in `build` from dropping it while this block
+            // still owns it.
+            Some(h) => Payload::Heap(ManuallyDrop::new(unsafe { ptr::read(h) })),
+            None => Payload::Verbatim(p.kind(), &b[p.payload_at..]),
+        };
+        let new = build(lru, expire_at, key, payload);
         let old = std::mem::replace(&mut self.ptr, new);
-        // SAFETY: `old` was allocated with layout(p.size); its heap pointer, if any, now
-        // belongs to the new block, so only the memory is freed.
+        // SAFETY: `old` was allocated with layout(p.size); its Heap, if any, now belongs
+        // to the new block, so only the memory is freed.
         unsafe { alloc::dealloc(old.as_ptr(), layout(p.size)) }
     }
 
@@ -530,7 +568,7 @@ impl Entry {
         if !matches!(self.heap(), Some(Heap::Raw(_))) {
             let s = self.value().as_str().expect("make_raw of a string");
             let data = s.to_bytes().into_owned();
-            self.set_payload(Payload::Heap(Box::new(Heap::Raw(data))));
+            self.set_payload(Payload::heap(Heap::Raw(data)));
         }
         match self.heap_mut() {
             Some(Heap::Raw(v)) => v,
@@ -602,15 +640,13 @@ impl Entry {
         self.parts().size
     }
 
-    /// The bytes the key and its value take (MEMORY USAGE): the block at its size class,
-    /// plus what a value held outside it takes; elements allocated one by one are
-    /// estimated from the first `samples` of them, as Redis's objectComputeSize does.
+    /// The bytes the key and its value take (MEMORY USAGE): the block at its size class
+    /// (a value's header included), plus what a value holds outside it; elements
+    /// allocated one by one are estimated from the first `samples` of them, as Redis's
+    /// objectComputeSize does.
     pub fn footprint(&self, samples: usize) -> usize {
         let block = mem::size_class_aligned(self.block_size(), ALIGN);
-        block
-            + self
-                .heap()
-                .map_or(0, |h| mem::boxed::<Heap>() + h.footprint(samples))
+        block + self.heap().map_or(0, |h| h.footprint(samples))
     }
 }
 
@@ -618,8 +654,9 @@ impl Drop for Entry {
     fn drop(&mut self) {
         let p = self.parts();
         if let Some(h) = self.heap_ptr(&p) {
-            // SAFETY: the block owns the Box behind a KIND_HEAP payload, and is going away.
-            drop(unsafe { Box::from_raw(h) });
+            // SAFETY: a valid Heap the block owns (invariant), dropped once: the block is
+            // going away.
+            unsafe { ptr::drop_in_place(h) }
         }
         // SAFETY: the block was allocated with layout(p.size) (invariant).
         unsafe { alloc::dealloc(self.ptr.as_ptr(), layout(p.size)) }
@@ -796,6 +833,39 @@ mod tests {
     }
 
     #[test]
+    fn collection_headers_live_in_the_block() {
+        use crate::coll::Hash;
+        let mut h = Hash::new();
+        let limits = crate::coll::Limits::default();
+        for i in 0..10u8 {
+            h.set(&[b'f', i], &[b'v', i], &limits);
+        }
+        // Every key length moves the header to another padding before it.
+        for key_len in 0..10usize {
+            let key = vec![b'k'; key_len];
+            let mut e = Entry::from_value(&key, Value::Hash(Box::new(h.clone())), NO_EXPIRE, 1);
+            assert_eq!(e.block_size() % HEAP_ALIGN, 0);
+            assert_eq!(e.value(), ValueRef::Hash(&h));
+            e.set_expire_at(77);
+            assert_eq!((e.value(), e.expire_at()), (ValueRef::Hash(&h), 77));
+            let mut e = e.with_key(&vec![b'r'; key_len + 3]);
+            assert_eq!(e.value(), ValueRef::Hash(&h));
+            let ValueMut::Hash(m) = e.value_mut() else {
+                panic!("a hash")
+            };
+            m.set(b"new", b"field", &limits);
+            assert_eq!(e.value().as_hash().map(|h| h.len()), Some(11));
+            e.set_expire_at(NO_EXPIRE);
+            assert_eq!(e.value().as_hash().map(|h| h.len()), Some(11));
+            // Header replaced by a string and by another header, then dropped.
+            e.set_value(StrRef::Embstr(b"short"));
+            assert_eq!(e.value(), ValueRef::Str(StrRef::Embstr(b"short")));
+            e.set_value(ValueRef::Hash(&h));
+            assert_eq!(e.value(), ValueRef::Hash(&h));
+        }
+    }
+
+    #[test]
     fn value_mut_and_threads() {
         let mut e = Entry::new(b"k", StrRef::Embstr(b"a"), NO_EXPIRE, 0);
         let ValueMut::Str(mut s) = e.value_mut() else {
@@ -811,8 +881,8 @@ mod tests {
 }
 #[cfg(test)]
 mod sizes {
-    /// One 32-byte allocation holds a collection key's value header (jemalloc's 32-byte
-    /// class): a million small hashes pay 32 bytes each for it, not 64.
+    /// A collection key's value header, held in its key block, takes 32 bytes (plus up
+    /// to 7 of alignment padding).
     #[test]
     fn heap_value_is_32_bytes() {
         assert_eq!(std::mem::size_of::<super::Heap>(), 32);
