@@ -282,6 +282,10 @@ def test_evicted_events(fresh_redis, fresh_skein):
                 spaces.append(m["channel"].split(b":", 1)[1])
         assert evicted > 0
         assert len(events) == evicted
-        assert events == spaces
+        # The same keys on both channels. Not compared in order: on Skein the worker that
+        # needs room and the cron thread continuing past the tenacity limit evict at once,
+        # and the two notifications of one eviction are published one after the other, so
+        # another thread's pair can fall between them.
+        assert sorted(events) == sorted(spaces)
         assert not any(c.exists(k) for k in events)
         sub.close()
