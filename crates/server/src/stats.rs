@@ -339,11 +339,22 @@ impl Stats {
 /// error statistics (not the slow log nor the latency monitor, as in Redis).
 pub fn reset_stats(srv: &Server) {
     srv.stats.reset();
+    reset_command_counters(srv);
+}
+
+fn reset_command_counters(srv: &Server) {
     for c in &srv.commands.all {
         for slot in c.counters.iter() {
             slot.reset();
         }
     }
+}
+
+/// Forget the calls counted so far (commandstats, and `worker`'s total of commands): the
+/// AOF's replay at start-up, which Redis runs outside its call statistics.
+pub fn forget_calls(srv: &Server, worker: usize) {
+    reset_command_counters(srv);
+    srv.stats.workers[worker].commands.store(0, Relaxed);
 }
 
 /// CPU time of the calling thread: (user µs, system µs).
