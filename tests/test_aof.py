@@ -97,9 +97,11 @@ def copy_aof(src, dst):
     shutil.copytree(os.path.join(src, "appendonlydir"), os.path.join(dst, "appendonlydir"))
 
 
-def test_skein_dir_is_redis_layout_and_loads_into_redis(tmpdirs):
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_skein_dir_is_redis_layout_and_loads_into_redis(tmpdirs, preamble):
     d = tmpdirs()
-    sk = Server("skein", d)
+    base = "appendonly.aof.2.base." + ("rdb" if preamble == "yes" else "aof")
+    sk = Server("skein", d, ["--aof-use-rdb-preamble", preamble])
     try:
         r = client(sk)
         populate(r)
@@ -116,10 +118,12 @@ def test_skein_dir_is_redis_layout_and_loads_into_redis(tmpdirs):
     finally:
         sk.stop()
     names = sorted(os.listdir(os.path.join(d, "appendonlydir")))
-    assert names == ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", MANIFEST]
+    assert names == sorted([base, "appendonly.aof.2.incr.aof", MANIFEST])
     assert open(os.path.join(d, "appendonlydir", MANIFEST)).read() == (
-        "file appendonly.aof.2.base.rdb seq 2 type b\n"
-        "file appendonly.aof.2.incr.aof seq 2 type i\n")
+        "file %s seq 2 type b\n"
+        "file appendonly.aof.2.incr.aof seq 2 type i\n" % base)
+    head = open(os.path.join(d, "appendonlydir", base), "rb").read(5)
+    assert head == (b"REDIS" if preamble == "yes" else b"*2\r\n$")
     incr = open(os.path.join(d, "appendonlydir", "appendonly.aof.2.incr.aof"), "rb").read()
     assert incr.startswith(b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$13\r\nafter_rewrite")
     check_aof(d)
@@ -131,7 +135,7 @@ def test_skein_dir_is_redis_layout_and_loads_into_redis(tmpdirs):
     finally:
         red.stop()
     # And Skein itself loads it back.
-    sk = Server("skein", d)
+    sk = Server("skein", d, ["--aof-use-rdb-preamble", preamble])
     try:
         assert snapshot(sk) == want
         assert "DB loaded from append only file:" in sk.log()

@@ -15,6 +15,7 @@
 //! Lock order: shards, then the writer's state ([`Aof::inner`]), then the stream's
 //! segments.
 
+pub mod commands;
 pub mod load;
 pub mod manifest;
 pub mod rewrite;
@@ -295,7 +296,7 @@ pub fn open_on_start(srv: &Server) {
         let rdb = srv.config.get_bool("aof-use-rdb-preamble");
         let base = inner.manifest.new_base(&filename, rdb);
         let base_path = path(srv, &base);
-        if rewrite::write_base_now(srv, &base_path).is_err() {
+        if rewrite::write_base_now(srv, &base_path, rdb).is_err() {
             std::process::exit(1);
         }
         log::notice(&format!("Creating AOF base file {base} on server start"));

@@ -66,14 +66,50 @@ fn temp_base_name() -> String {
 
 /// A base written synchronously from the whole dataset (the server starts with no AOF):
 /// nothing writes meanwhile.
-pub fn write_base_now(srv: &Server, to: &Path) -> Result<(), save::SaveFailed> {
+pub fn write_base_now(srv: &Server, to: &Path, rdb: bool) -> Result<(), save::SaveFailed> {
     let mut changes = engine::Changes::default();
     let mut plan = engine::Plan::new();
     plan.all();
     let mut keys = srv.keyspace.lock(&mut plan, 0, &mut changes);
     let tmp = format!("temp-rewriteaof-{}.aof", std::process::id());
-    let to = to.to_string_lossy();
-    save::write_held(srv, &mut keys, &tmp, Target::AofBase(&to))
+    if rdb {
+        let to = to.to_string_lossy();
+        return save::write_held(srv, &mut keys, &tmp, Target::AofBase(&to));
+    }
+    let rdb_tmp = format!("{tmp}.rdb");
+    save::write_held(srv, &mut keys, &tmp, Target::AofBase(&rdb_tmp))?;
+    drop(keys);
+    to_commands(srv, &rdb_tmp, &tmp, to)
+}
+
+/// `aof-use-rdb-preamble no`: turn the RDB written at `rdb_tmp` into a base of commands
+/// at `tmp` (fsynced), renamed to `to`.
+fn to_commands(srv: &Server, rdb_tmp: &str, tmp: &str, to: &Path) -> Result<(), SaveFailed> {
+    let result = (|| -> std::io::Result<()> {
+        let rdb = std::fs::read(rdb_tmp)?;
+        let f = std::fs::File::create(tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let ts = srv.config.get_bool("aof-timestamp-enabled").then(unix_secs);
+        super::commands::from_rdb(
+            &mut w,
+            &rdb,
+            srv.keyspace.len(),
+            srv.config.hot.coll_limits(),
+            ts,
+        )?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        std::fs::rename(tmp, to)
+    })();
+    let _ = std::fs::remove_file(rdb_tmp);
+    result.map_err(|e| {
+        log::warning(&format!(
+            "Write error writing append only file on disk: {}",
+            strerror(&e)
+        ));
+        let _ = std::fs::remove_file(tmp);
+        SaveFailed
+    })
 }
 
 /// Why a rewrite could not start.
@@ -171,15 +207,25 @@ pub fn start(srv: &Server) -> Result<(), NotStarted> {
         rw.started.store(-1, Relaxed);
         return Err(NotStarted::Failed);
     };
+    let rdb = srv.config.get_bool("aof-use-rdb-preamble");
     let spawned = std::thread::Builder::new()
         .name("skein-aofrw".into())
         .spawn(move || {
             let srv = &*this;
             let tmp = temp_base_name();
-            let result = save::write_snapshot(srv, &snap, &sizes, &tmp, Target::AofBase(&tmp));
+            let written = if rdb {
+                tmp.clone()
+            } else {
+                format!("{tmp}.rdb")
+            };
+            let mut result =
+                save::write_snapshot(srv, &snap, &sizes, &written, Target::AofBase(&written));
             let aborted = snap.is_aborted();
             srv.keyspace.end_snapshot();
-            done(srv, result.is_ok() && !aborted, aborted, now);
+            if result.is_ok() && !rdb {
+                result = to_commands(srv, &written, &tmp, Path::new(&tmp));
+            }
+            done(srv, result.is_ok() && !aborted, aborted, now, rdb);
         });
     if let Err(e) = spawned {
         srv.keyspace.end_snapshot();
@@ -199,13 +245,13 @@ pub fn start(srv: &Server) -> Result<(), NotStarted> {
 }
 
 /// backgroundRewriteDoneHandler.
-fn done(srv: &Server, ok: bool, killed: bool, started: i64) {
+fn done(srv: &Server, ok: bool, killed: bool, started: i64, rdb: bool) {
     let aof = &srv.persist.aof;
     let rw = &aof.rw;
     let tmp = temp_base_name();
     if ok {
         log::notice("Background AOF rewrite terminated with success");
-        if install(srv, &tmp).is_ok() {
+        if install(srv, &tmp, rdb).is_ok() {
             rw.last_ok.store(true, Relaxed);
             rw.consecutive_failures.store(0, Relaxed);
             log::notice("Background AOF rewrite finished successfully");
@@ -221,6 +267,7 @@ fn done(srv: &Server, ok: bool, killed: bool, started: i64) {
         log::warning("Background AOF rewrite terminated with error");
     }
     let _ = std::fs::remove_file(&tmp);
+    let _ = std::fs::remove_file(format!("{tmp}.rdb"));
     if aof.state() == WAIT_REWRITE {
         // Still waiting to be switched on: start over from a fresh temporary file.
         let _ = std::fs::remove_file(path(srv, &temp_incr_name(srv)));
@@ -232,13 +279,13 @@ fn done(srv: &Server, ok: bool, killed: bool, started: i64) {
 
 /// Rename the new base (and, when turning on, the temporary incremental file) into the
 /// directory, write the new manifest, remove history.
-fn install(srv: &Server, tmp: &str) -> Result<(), SaveFailed> {
+fn install(srv: &Server, tmp: &str, rdb: bool) -> Result<(), SaveFailed> {
     let aof = &srv.persist.aof;
     let dir = srv.config.get("appenddirname");
     let filename = srv.config.get("appendfilename");
     let mut inner = aof.inner.lock();
     let mut am = inner.manifest.clone();
-    let base = am.new_base(&filename, true);
+    let base = am.new_base(&filename, rdb);
     let base_path = path(srv, &base);
     if let Err(e) = std::fs::rename(tmp, &base_path) {
         log::warning(&format!(
