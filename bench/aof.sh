@@ -18,9 +18,10 @@ N_EVERYSEC=${N_EVERYSEC:-200000}
 N_ALWAYS=${N_ALWAYS:-20000}
 SERVER_CPU=${SERVER_CPU:-0}
 BENCH_CPU=${BENCH_CPU:-1}
-DIR=${DIR:-$(mktemp -d)}
+OWN_DIR=0
+[ -z "${DIR:-}" ] && DIR=$(mktemp -d) && OWN_DIR=1
 mkdir -p "$DIR"
-trap 'for f in $DIR/*.pid; do [ -f "$f" ] && kill -9 $(cat "$f") 2>/dev/null; done; rm -rf $DIR/run-*' EXIT
+trap 'for f in $DIR/*.pid; do [ -f "$f" ] && kill -9 $(cat "$f") 2>/dev/null; done; rm -rf $DIR/run-* $DIR/*.pid; [ $OWN_DIR = 1 ] && rm -rf "$DIR"' EXIT
 TICK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -290,11 +290,12 @@ pub fn open_on_start(srv: &Server) {
     if create_dir(srv).is_err() {
         std::process::exit(1);
     }
-    let mut inner = aof.inner.lock();
-    let had_incr = !inner.manifest.incr.is_empty();
-    if inner.manifest.base.is_none() && !had_incr {
+    // The base is written with every shard held, before the writer's mutex (lock order).
+    let mut am = std::mem::take(&mut aof.inner.lock().manifest);
+    let had_incr = !am.incr.is_empty();
+    if am.base.is_none() && !had_incr {
         let rdb = srv.config.get_bool("aof-use-rdb-preamble");
-        let base = inner.manifest.new_base(&filename, rdb);
+        let base = am.new_base(&filename, rdb);
         let base_path = path(srv, &base);
         if rewrite::write_base_now(srv, &base_path, rdb).is_err() {
             std::process::exit(1);
@@ -302,7 +303,7 @@ pub fn open_on_start(srv: &Server) {
         log::notice(&format!("Creating AOF base file {base} on server start"));
         aof.base_size.store(file_size(&base_path), Relaxed);
     }
-    let name = inner.manifest.last_incr(&filename);
+    let name = am.last_incr(&filename);
     let p = path(srv, &name);
     let file = match open_append(&p) {
         Ok(f) => f,
@@ -314,9 +315,11 @@ pub fn open_on_start(srv: &Server) {
             std::process::exit(1);
         }
     };
-    if manifest::persist(&dir, &filename, &inner.manifest).is_err() {
+    if manifest::persist(&dir, &filename, &am).is_err() {
         std::process::exit(1);
     }
+    let mut inner = aof.inner.lock();
+    inner.manifest = am;
     let size = file_size(&p);
     inner.incr_size = size;
     inner.fsync_offset = size;
@@ -337,11 +340,13 @@ pub fn open_on_start(srv: &Server) {
 /// time, with every shard held (the cut).
 pub fn start_appending(srv: &Server, inner: &mut Inner, state: u8) {
     let aof = &srv.persist.aof;
+    // Read before attaching: a record made from now on is at or above it, so none is
+    // taken for written before it is.
+    let next = srv.propagation.next_seq();
     if aof.state() == OFF {
         srv.propagation.attach();
     }
     srv.propagation.forget_db();
-    let next = srv.propagation.next_seq();
     aof.written.fetch_max(next, Relaxed);
     aof.synced.fetch_max(next, Relaxed);
     aof.policy.store(fsync_policy(srv), Relaxed);
