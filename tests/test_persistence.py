@@ -51,6 +51,14 @@ def populate(r0):
     p.rpush("list_small", "a", "b", 3, "d" * 70)
     p.rpush("list_big", *[f"element-{i}" * 3 for i in range(2000)])
     p.rpush("list_ints", *range(600))
+    p.rpush("list_plain", "a", "p" * 10000, "b")  # a plain quicklist node (> 8 kB)
+    p.sadd("set_int64", 1 << 40, -(1 << 50), 7)  # a 64-bit intset
+    p.zadd("zset_ints", {"a": 1, "b": -2, "c": 300000})  # listpack of integer scores
+    p.hset("hash_ints", mapping={1: 2, 300000: -5})  # listpack of integers
+    # Compressed quicklist nodes (list-compress-depth 1), saved as LZF blobs.
+    p.config_set("list-compress-depth", 1)
+    p.rpush("list_compressed", *[("compressible-%d-" % (i % 7)) * 8 for i in range(3000)])
+    p.config_set("list-compress-depth", 0)
     p.hset("hash_small", mapping={"f1": "v1", "f2": 2})
     p.hset("hash_big", mapping={f"field{i}": f"value{i}" for i in range(300)})
     p.hset("hash_longval", mapping={"f": "v" * 100})
