@@ -370,6 +370,17 @@ fn acquire<'a>(
     if let Some(g) = m.try_lock() {
         return Some(g);
     }
+    wait_for(m, give_up, waits)
+}
+
+/// [`acquire`]'s wait, out of line so the uncontended path stays small and inlined.
+#[cold]
+#[inline(never)]
+fn wait_for<'a>(
+    m: &'a Mutex<Shard>,
+    give_up: &dyn Fn() -> bool,
+    waits: &LockWaits,
+) -> Option<MutexGuard<'a, Shard>> {
     let since = std::time::Instant::now();
     loop {
         if let Some(g) = m.try_lock_for(WAIT_SLICE) {

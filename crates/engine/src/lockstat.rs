@@ -42,10 +42,17 @@ impl LockWaits {
     }
 
     /// Lock `m`, counting the wait if it is held by someone else.
+    #[inline]
     pub fn lock<'a, T>(&self, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
         if let Some(g) = m.try_lock() {
             return g;
         }
+        self.wait(m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait<'a, T>(&self, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
         let since = Instant::now();
         let g = m.lock();
         self.record(since);
