@@ -2,7 +2,8 @@
 //!
 //! Each worker adds to two counters of its own ([`crate::stats::WorkerStats`]): `busy_ns`,
 //! the time its handlers ran (top-level commands, as timed for commandstats: lock waits,
-//! parsing and socket I/O are not in it), and `awake_ns`, the time its event loop spent
+//! parsing and socket I/O are not in it, nor commands handed to the offload pool), and
+//! `awake_ns`, the time its event loop spent
 //! outside its poll wait. It also registers its thread's CPU clock at start, which the
 //! cron reads. Every 100 ms the cron ([`crate::stats::Stats::sample`]) takes the
 //! differences into a window of the last [`SAMPLES`] samples (1.6 s, the window of

@@ -153,7 +153,10 @@ fn run(
     };
     effects::prepare(srv, ctx.keys.changes);
     let ran = call(&mut ctx, cmd, argv);
-    srv.stats.workers[ctx.client.worker].add_busy(ran);
+    // Only a worker may offload: the pool (and the AOF's replay) are not its busy time.
+    if may_offload {
+        srv.stats.workers[ctx.client.worker].add_busy(ran);
+    }
     ctx.keys.changes.clear();
 }
 
