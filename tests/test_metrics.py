@@ -260,3 +260,37 @@ def test_info_threads_load_fields(fresh_skein):
         assert 0 <= busy <= awake
     assert sum(float(t["worker%d_busy_seconds" % w]) for w in (0, 1)) > 0
     c.close()
+
+
+def test_shard_lock_waits_are_counted(metered):
+    """A GET of a key whose shard a running script holds waits for it: one counted wait."""
+    s, mport = metered
+    # The two connections are on the two workers (each new one goes to the worker with the
+    # fewest clients, once the first is counted), so the GET waits for the shard, not
+    # behind the script on its worker.
+    a = RawConn(s.port)
+    a.call("PING")
+    b = RawConn(s.port)
+    t = info(b, "threads")
+    assert (t["worker0_clients"], t["worker1_clients"]) == ("1", "1")
+    before = value(scrape(mport), "skein_shard_lock_waits", "skein_shard_lock_waits_total")
+    # The script holds k's shard for about a second (by the server's clock).
+    script = ("local t0 = redis.call('TIME') local n = 0 "
+              "repeat local t = redis.call('TIME') n = n + 1 "
+              "until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 1000000 "
+              "redis.call('SET', KEYS[1], n) return n")
+    a.send_raw(b"*4\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n1\r\n$1\r\nk\r\n"
+               % (len(script), script.encode()))
+    # Once the EVAL is under way (its client's last command), the GET meets its shard held.
+    deadline = time.time() + 10
+    while b"cmd=eval" not in b.call("CLIENT", "LIST") and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert b.call("GET", "k").startswith(b"$")
+    assert a.read_reply().startswith(b":")
+    fams = scrape(mport)
+    assert value(fams, "skein_shard_lock_waits", "skein_shard_lock_waits_total") >= before + 1
+    assert value(fams, "skein_shard_lock_wait_seconds",
+                 "skein_shard_lock_wait_seconds_total") > 0
+    a.close()
+    b.close()
