@@ -146,3 +146,45 @@ def test_pipelines_never_reordered_across_many_connections(skein_server):
         s.close()
     cleanup.call("DEL", *["order:%d" % i for i in range(n_conns)])
     cleanup.close()
+
+
+def test_ten_thousand_connections_open_at_once(fresh_skein):
+    """10,000 connections open together (maxclients' default, for which the server raises
+    its own open-file limit), each served, then all but one closed: the server is back
+    to one client."""
+    import resource
+    import socket
+    need = 10000 + 200
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip("hard open-file limit %d < %d" % (hard, need))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
+    try:
+        srv = fresh_skein()
+        watcher = RawConn(srv.port)
+        socks = []
+        for _ in range(9999):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+            socks.append(s)
+        for s in socks:
+            s.sendall(b"PING\r\n")
+        for s in socks:
+            got = b""
+            while not got.endswith(b"\r\n"):
+                chunk = s.recv(16)
+                assert chunk, "closed by the server"
+                got += chunk
+            assert got == b"+PONG\r\n"
+        assert b"connected_clients:10000\r\n" in watcher.call("INFO", "clients")
+        for s in socks:
+            s.close()
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if b"connected_clients:1\r\n" in watcher.call("INFO", "clients"):
+                break
+            time.sleep(0.1)
+        assert b"connected_clients:1\r\n" in watcher.call("INFO", "clients")
+        assert watcher.call("PING") == b"+PONG\r\n"
+        watcher.close()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

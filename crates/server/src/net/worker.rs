@@ -27,6 +27,10 @@ const TICK: Duration = Duration::from_millis(100);
 const MIN_TIMER_PRUNE: usize = 1024;
 /// A connection quiet this long gives back its buffers.
 const TRIM_IDLE_MS: i64 = 2000;
+/// Each tick looks at this fraction of the connections (idle timeout, buffers), so each
+/// is seen about once a second, as Redis's clientsCron sees every client: the cost per
+/// tick stays small with thousands of connections.
+const TICKS_PER_SWEEP: usize = 10;
 
 /// How the acceptor reaches a worker.
 pub struct WorkerHandle {
@@ -91,6 +95,11 @@ impl Slots {
         Some(c)
     }
 
+    /// Number of slots (live or free): tokens are below it.
+    fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
     fn tokens(&self) -> Vec<usize> {
         (0..self.slots.len())
             .filter(|&t| self.slots[t].is_some())
@@ -104,6 +113,8 @@ struct Worker {
     poll: Poll,
     mailbox: Arc<Mailbox>,
     conns: Slots,
+    /// The next slot the sweep in `tick` looks at.
+    sweep_at: usize,
     /// Buffers lent to the connection being serviced.
     spare: Spare,
     /// Serviced again next iteration.
@@ -131,6 +142,7 @@ impl Worker {
             poll,
             mailbox,
             conns: Slots::default(),
+            sweep_at: 0,
             spare: Spare::default(),
             again: Vec::new(),
             paused: Vec::new(),
@@ -401,11 +413,15 @@ impl Worker {
         }
     }
 
-    /// Periodic work: idle timeouts, giving back idle buffers, CPU accounting.
+    /// Periodic work: idle timeouts and giving back idle buffers for a slice of the
+    /// connections, CPU accounting.
     fn tick(&mut self) {
         let timeout_ms = self.srv.config.get_i64("timeout") * 1000;
         let now = engine::wall_ms();
-        for t in self.conns.tokens() {
+        let slots = self.conns.capacity();
+        for _ in 0..slots.div_ceil(TICKS_PER_SWEEP) {
+            let t = self.sweep_at % slots;
+            self.sweep_at = t + 1;
             let Some(c) = self.conns.get_mut(t) else {
                 continue;
             };
