@@ -113,7 +113,19 @@ fn run(
             .then(|| busy.blocking(&srv.keyspace, scope, slots))
             .flatten()
     };
-    let give_up = |scope: Scope, slots: &[(u32, u32)]| busy_error(scope, slots).is_some();
+    // A shard held by a command running on the background pool (for as long as that
+    // command takes): this command goes to the pool too and waits there, in order, rather
+    // than stalling this worker.
+    let wait_on_pool = may_offload && crate::offload::may_wait_there(cmd);
+    let handoff = std::cell::Cell::new(false);
+    let give_up = |scope: Scope, slots: &[(u32, u32)]| {
+        if busy_error(scope, slots).is_some() {
+            return true;
+        }
+        let pool_busy = wait_on_pool && srv.offload.busy();
+        handoff.set(pool_busy);
+        pool_busy
+    };
     let (keys, blocked) = match plan::single_key(cmd, argv) {
         // One key (GET, SET, INCR...): its shard, without building a plan.
         Some(key) => {
@@ -134,6 +146,9 @@ fn run(
         }
     };
     let Some(mut keys) = keys else {
+        if blocked.is_none() && handoff.get() {
+            return crate::offload::submit(srv, client, out, argv);
+        }
         let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
         cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
         client.flag_transaction();

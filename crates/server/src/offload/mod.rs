@@ -119,6 +119,31 @@ pub fn wanted(
         .is_ok_and(|cost| cost >= threshold as u64)
 }
 
+/// Can this command wait for its shards on the pool instead of its worker? Only commands
+/// that touch keys and nothing of their client's state (which the pool does not have):
+/// not WATCH, EXEC, scripts, blocking commands, DEBUG, SHUTDOWN.
+pub fn may_wait_there(cmd: &crate::cmd::table::CommandDef) -> bool {
+    use crate::cmd::table::LockRule;
+    let rule_ok = matches!(
+        cmd.lock,
+        LockRule::Keys
+            | LockRule::WholeDb
+            | LockRule::AllDbs
+            | LockRule::CrossDb
+            | LockRule::AllArgs
+            | LockRule::GeoStore
+            | LockRule::Sort
+    );
+    rule_ok && !cmd.flags.blocking && cmd.name != "watch"
+}
+
+impl Pool {
+    /// Is a command queued on the pool or running there?
+    pub fn busy(&self) -> bool {
+        self.pending.load(Relaxed) > 0
+    }
+}
+
 /// Hand the command to the pool; the client waits for its [`Reply`].
 pub fn submit(srv: &Server, client: &mut ClientState, out: &ReplyBuf, argv: &[&[u8]]) {
     let silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
