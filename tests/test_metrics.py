@@ -294,3 +294,21 @@ def test_shard_lock_waits_are_counted(metered):
                  "skein_shard_lock_wait_seconds_total") > 0
     a.close()
     b.close()
+
+
+def test_offload_pool_figures(fresh_skein):
+    """Commands run on the offload pool show in the pool's own time and CPU figures."""
+    mport = free_port()
+    s = fresh_skein(["--metrics-port", str(mport), "--offload-threshold", "1"], workers=2)
+    c = RawConn(s.port)
+    c.call("RPUSH", "l", *range(100))
+    for _ in range(50):
+        c.call("LRANGE", "l", "0", "-1")
+    t = info(c, "threads")
+    assert float(t["offload_busy_seconds"]) > 0
+    assert float(t["offload_cpu_seconds"]) > 0
+    fams = scrape(mport)
+    assert fams["skein_offload_busy_seconds"].type == "counter"
+    assert value(fams, "skein_offload_busy_seconds", "skein_offload_busy_seconds_total") > 0
+    assert value(fams, "skein_offload_cpu_seconds", "skein_offload_cpu_seconds_total") > 0
+    c.close()

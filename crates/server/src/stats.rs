@@ -183,6 +183,8 @@ pub struct Stats {
     pub metrics: Mutex<Metrics>,
     /// Samples of the workers' busy, awake and CPU time (INFO threads, /metrics).
     pub load: Mutex<crate::threadload::Window>,
+    /// The offload pool's job time and CPU.
+    pub offload: crate::threadload::Pool,
     /// The replication ID (master_replid); DEBUG CHANGE-REPL-ID draws a new one.
     pub replid: Mutex<String>,
 }
@@ -256,6 +258,7 @@ impl Stats {
             startup_memory: AtomicU64::new(0),
             metrics: Mutex::new(Metrics::default()),
             load: Mutex::new(Default::default()),
+            offload: Default::default(),
             replid: Mutex::new(random_hex40()),
         }
     }

@@ -12,12 +12,16 @@
 //! - a worker's **busy ratio** = busy time / awake time over the window;
 //! - a worker's **CPU utilization** = its thread's CPU time / wall time over the window,
 //!   in percent of one core;
+//! - the offload pool's job time and CPU ([`Pool`]), apart: its threads run below the
+//!   workers' priority, on whatever the workers leave;
 //! - **`engine_cpu_utilization`** = the engine threads' (workers') CPU time / (wall time x
 //!   workers), in percent: ElastiCache's EngineCPUUtilization, the figure to alarm on
 //!   when the engine threads, not the host, are the limit.
 
 use crate::stats::WorkerStats;
-use std::sync::atomic::Ordering::Relaxed;
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 /// Samples kept (as Redis's STATS_METRIC_SAMPLES).
@@ -149,6 +153,39 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
+    }
+}
+
+/// The offload pool's figures (`crate::offload`): time spent on jobs and the CPU of the
+/// pool threads that have run one. Counters since start (INFO threads, `/metrics`).
+#[derive(Default)]
+pub struct Pool {
+    busy_ns: AtomicU64,
+    clocks: Mutex<Vec<i64>>,
+}
+
+impl Pool {
+    /// Called by a pool thread before each job: its CPU clock is registered once.
+    pub fn note_thread(&self) {
+        thread_local! {
+            static NOTED: Cell<bool> = const { Cell::new(false) };
+        }
+        if !NOTED.with(|n| n.replace(true)) {
+            self.clocks.lock().push(current_thread_clock());
+        }
+    }
+
+    pub fn add_busy(&self, d: std::time::Duration) {
+        self.busy_ns.fetch_add(d.as_nanos() as u64, Relaxed);
+    }
+
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns.load(Relaxed)
+    }
+
+    /// CPU time of the pool threads seen so far, ns.
+    pub fn cpu_ns(&self) -> u64 {
+        self.clocks.lock().iter().map(|&c| thread_cpu_ns(c)).sum()
     }
 }
 

@@ -634,6 +634,9 @@ fn threads(srv: &Server, r: &mut Report) {
         "engine_cpu_utilization",
         format!("{:.2}", crate::threadload::engine_cpu_utilization(&loads)),
     );
+    let pool = &srv.stats.offload;
+    r.field("offload_cpu_seconds", secs(pool.cpu_ns() / 1000));
+    r.field("offload_busy_seconds", secs(pool.busy_ns() / 1000));
     for (i, (w, load)) in srv.stats.workers.iter().zip(&loads).enumerate() {
         let get = |a: &AtomicU64| a.load(Relaxed);
         r.field(&format!("worker{i}_cpu_user"), secs(get(&w.cpu_user_us)));

@@ -63,7 +63,10 @@ fn execute_with(
 /// Run a command the pool took from a worker ([`crate::offload`]): it was checked there.
 pub fn run_offloaded(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
     if let Some(cmd) = srv.commands.lookup(argv) {
+        srv.stats.offload.note_thread();
+        let start = std::time::Instant::now();
         run_and_serve(srv, client, out, argv, cmd, false);
+        srv.stats.offload.add_busy(start.elapsed());
     }
 }
 

@@ -45,6 +45,7 @@ pub fn page(srv: &Server) -> String {
     errors(&parsed, &mut p);
     keyspace(&parsed, &mut p);
     workers(srv, &mut p);
+    offload(srv, &mut p);
     lock_waits(srv, &mut p);
     p.into_text()
 }
@@ -375,6 +376,22 @@ fn workers(srv: &Server, p: &mut Page) {
             p.sample(name, &[("worker", id)], f(w));
         }
     }
+}
+
+fn offload(srv: &Server, p: &mut Page) {
+    let pool = &srv.stats.offload;
+    p.single(
+        "skein_offload_cpu_seconds_total",
+        Kind::Counter,
+        "CPU time of the offload pool's threads, seconds.",
+        pool.cpu_ns() as f64 / 1e9,
+    );
+    p.single(
+        "skein_offload_busy_seconds_total",
+        Kind::Counter,
+        "Time the offload pool spent running heavy commands, seconds.",
+        pool.busy_ns() as f64 / 1e9,
+    );
 }
 
 fn lock_waits(srv: &Server, p: &mut Page) {
