@@ -5,6 +5,7 @@ and RESP3; DOCTOR's report on a fresh instance; redis-cli --bigkeys and --memkey
 the same dataset."""
 import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -185,3 +186,94 @@ def test_redis_cli_bigkeys_and_memkeys(fresh_redis, fresh_skein):
 
     assert masked(want) == masked(got)
     assert any(l.startswith("Biggest   hash found '\"h:hashtable\"'") for l in got)
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Skein's own bound")
+def test_resident_memory_bounded_by_fill_past_maxmemory(fresh_skein):
+    """A fill of 4x maxmemory from clients on 4 workers (allkeys-lru, 1000-byte values):
+    used_memory stays within 10% of the limit and resident memory grows by at most 1.5x
+    what the limit allows above start-up, plus 4 MiB (measured: 1.1x-1.3x)."""
+    s = fresh_skein(workers=4)
+    c = redis.Redis(port=s.port)
+
+    def figures():
+        m = c.info("memory")
+        return int(m["used_memory"]), int(m["used_memory_rss"])
+
+    base_used, base_rss = figures()
+    room = 16 * 1024 * 1024
+    limit = base_used + room
+    c.config_set("maxmemory-policy", "allkeys-lru")
+    c.config_set("maxmemory", str(limit))
+    value = "x" * 1000
+    per_thread = 4 * room // len(value) // 4
+
+    def fill(t):
+        p = redis.Redis(port=s.port).pipeline(transaction=False)
+        for i in range(per_thread):
+            p.set("t%d:%d" % (t, i), value)
+            if i % 50 == 49:
+                p.execute()
+        p.execute()
+
+    threads = [threading.Thread(target=fill, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    peak_used = peak_rss = 0
+    while any(t.is_alive() for t in threads):
+        used, rss = figures()
+        peak_used, peak_rss = max(peak_used, used), max(peak_rss, rss)
+        time.sleep(0.02)
+    for t in threads:
+        t.join()
+    used, rss = figures()
+    peak_used, peak_rss = max(peak_used, used), max(peak_rss, rss)
+    assert int(c.info("stats")["evicted_keys"]) > 0
+    assert peak_used <= limit * 1.1, (peak_used, limit)
+    assert peak_rss - base_rss <= 1.5 * room + 4 * 1024 * 1024, (peak_rss, base_rss, room)
+
+
+def client_eviction(port):
+    """A client that pipelines big replies without reading them is disconnected once the
+    clients' memory passes maxmemory-clients; one flagged CLIENT NO-EVICT is not."""
+    ctl = redis.Redis(port=port)
+    ctl.client_no_evict("on")
+    ctl.set("big", "x" * 100_000)
+    ctl.config_set("maxmemory-clients", "1mb")
+
+    def hog(no_evict):
+        conn = RawConn(port)
+        if no_evict:
+            conn.call("CLIENT", "NO-EVICT", "ON")
+        cid = parse(conn.call("CLIENT", "ID"))
+        conn.send_raw(b"GET big\r\n" * 300)
+        return conn, cid
+
+    def listed(cid):
+        return any(c["id"] == str(cid) for c in ctl.client_list())
+
+    out = {}
+    conn, cid = hog(False)
+    for _ in range(100):
+        if not listed(cid):
+            break
+        time.sleep(0.05)
+    out["hog_evicted"] = not listed(cid)
+    out["evicted_clients"] = int(ctl.info("stats")["evicted_clients"])
+    conn.close()
+    conn, cid = hog(True)
+    time.sleep(1)
+    out["no_evict_kept"] = listed(cid)
+    out["evicted_clients_after"] = int(ctl.info("stats")["evicted_clients"])
+    conn.close()
+    ctl.config_set("maxmemory-clients", "0")
+    out["ctl_alive"] = ctl.ping()
+    return out
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="compares the two servers")
+def test_client_eviction(fresh_redis, fresh_skein):
+    want = client_eviction(fresh_redis().port)
+    assert want == {"hog_evicted": True, "evicted_clients": 1, "no_evict_kept": True,
+                    "evicted_clients_after": 1, "ctl_alive": True}
+    assert client_eviction(fresh_skein().port) == want

@@ -1,5 +1,6 @@
 //! The background cron thread: the active expiry cycle (unless DEBUG SET-ACTIVE-EXPIRE 0
-//! turned it off), eviction left unfinished (`evict::background`), every 100 ms the
+//! turned it off), client eviction (`evict::clients`), eviction left unfinished
+//! (`evict::background`), every 100 ms the
 //! samples behind INFO's instantaneous figures, the `save` rules and shutdown on
 //! SIGTERM/SIGINT (`persist`).
 //!
@@ -42,6 +43,7 @@ pub fn spawn(srv: Arc<Server>) {
                     cursor = expire_cycle(&srv, cursor, start + budget);
                     record_cycle(&srv, start.elapsed(), budget);
                 }
+                crate::evict::clients::evict(&srv);
                 // Eviction a worker left unfinished, or a lowered maxmemory, in the rest
                 // of the period.
                 crate::evict::background(&srv, period.saturating_sub(start.elapsed()));

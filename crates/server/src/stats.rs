@@ -94,6 +94,8 @@ pub struct WorkerStats {
     pub expired_keys: AtomicU64,
     /// Keys evicted for maxmemory (evicted_keys).
     pub evicted_keys: AtomicU64,
+    /// Clients disconnected for maxmemory-clients (evicted_clients).
+    pub evicted_clients: AtomicU64,
     /// Changes to the dataset (rdb_changes_since_last_save), as Redis's `dirty`.
     pub dirty: AtomicU64,
     /// Thread CPU time, microseconds (user, system), refreshed by the worker.
@@ -122,6 +124,7 @@ impl Default for WorkerStats {
             keyspace_misses: AtomicU64::new(0),
             expired_keys: AtomicU64::new(0),
             evicted_keys: AtomicU64::new(0),
+            evicted_clients: AtomicU64::new(0),
             dirty: AtomicU64::new(0),
             cpu_user_us: AtomicU64::new(0),
             cpu_sys_us: AtomicU64::new(0),
@@ -288,6 +291,7 @@ impl Stats {
                 &w.keyspace_misses,
                 &w.expired_keys,
                 &w.evicted_keys,
+                &w.evicted_clients,
             ] {
                 c.store(0, Relaxed);
             }

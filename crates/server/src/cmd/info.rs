@@ -438,7 +438,7 @@ fn stats(srv: &Server, r: &mut Report) {
         st.expire_cycle_us.load(Relaxed) / 1000,
     );
     r.field("evicted_keys", sum(|w| &w.evicted_keys));
-    r.field("evicted_clients", 0);
+    r.field("evicted_clients", sum(|w| &w.evicted_clients));
     let (total, current) = crate::evict::exceeded_ms(srv);
     r.field("total_eviction_exceeded_time", total);
     r.field("current_eviction_exceeded_time", current);

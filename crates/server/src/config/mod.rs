@@ -108,6 +108,9 @@ pub struct Hot {
     pub maxmemory_samples: AtomicI64,
     pub maxmemory_tenacity: AtomicI64,
     pub lazyfree_lazy_eviction: AtomicI64,
+    /// maxmemory-clients (bytes, or a percentage of maxmemory stored negative): read by
+    /// the cron's client eviction.
+    pub maxmemory_clients: AtomicI64,
     /// offload-threshold: a command whose estimated cost reaches it runs on the
     /// background pool (0 = never), see [`crate::offload`].
     pub offload_threshold: AtomicI64,
@@ -240,6 +243,8 @@ impl Config {
             .store(self.get_i64("maxmemory-eviction-tenacity"), Relaxed);
         hot.lazyfree_lazy_eviction
             .store(self.get_bool("lazyfree-lazy-eviction") as i64, Relaxed);
+        hot.maxmemory_clients
+            .store(self.get_i64("maxmemory-clients"), Relaxed);
         engine::evict::access::configure(
             policy.is_lfu(),
             self.get_i64("lfu-log-factor").clamp(0, u32::MAX as i64) as u32,

@@ -12,6 +12,7 @@
 //! when memory is over the limit; and on the cron thread ([`background`]) when a call ran
 //! out of the time `maxmemory-eviction-tenacity` allows or the limit was lowered.
 
+pub mod clients;
 pub mod cycle;
 pub mod policy;
 

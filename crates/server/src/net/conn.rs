@@ -136,6 +136,8 @@ impl Conn {
         if self.rbuf.len() - self.rend < READ_CHUNK {
             let size = (self.rbuf.len() * 2).max(READ_CHUNK);
             self.rbuf.resize(size, 0);
+            let info = &self.state.info;
+            info.tot_mem.store(self.memory() as u64, Relaxed);
         }
     }
 
