@@ -1,7 +1,8 @@
 //! The global allocator: jemalloc, counted. `used_memory` (INFO, MEMORY, maxmemory and
 //! eviction) is [`used`]: the bytes of every live allocation the process made through
 //! Rust's allocator, each counted at jemalloc's size class (what `nallocx` says the
-//! allocation really takes), the way Redis's zmalloc counts `malloc_usable_size`.
+//! allocation really takes; [`engine::mem::size_class_aligned`]), the way Redis's zmalloc
+//! counts `malloc_usable_size`.
 //!
 //! Counting costs no shared write per allocation: each thread keeps its own running
 //! difference and folds it into the process total once it passes [`FLUSH_AT`] bytes
@@ -17,7 +18,6 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
-use tikv_jemalloc_sys as ffi;
 use tikv_jemallocator::Jemalloc;
 
 /// A thread folds its difference into the total once it reaches this many bytes.
@@ -79,34 +79,19 @@ pub fn active() -> bool {
     TOTAL.load(Relaxed) != 0 || PENDING.get() != 0
 }
 
-/// jemalloc's alignment flags for a layout, as `tikv_jemallocator` computes them.
-#[inline]
-fn flags(align: usize, size: usize) -> i32 {
-    // The alignment every allocation has without flags (max_align_t on x86_64 and
-    // aarch64 Linux).
-    const MIN_ALIGN: usize = 16;
-    if align <= MIN_ALIGN && align <= size {
-        0
-    } else {
-        ffi::MALLOCX_ALIGN(align)
-    }
-}
-
-/// The bytes jemalloc really gives an allocation of `size` with alignment `align`.
+/// The bytes jemalloc really gives an allocation of `size` with alignment `align`: its
+/// size class, computed inline (engine::mem's arithmetic, which the tests below check
+/// against `nallocx` for every size and alignment that matters) rather than by calling
+/// `nallocx` on every allocation (callgrind, P=16: XADD 8,148 -> 8,000 instructions per
+/// operation, SET 3,308 -> 3,270, GET unchanged at 2,165).
 #[inline]
 fn real_size(size: usize, align: usize) -> i64 {
-    // SAFETY: nallocx only computes a size class; it touches no caller memory and accepts
-    // any size and alignment flags (returning 0 for impossible ones).
-    unsafe { ffi::nallocx(size, flags(align, size)) as i64 }
+    engine::mem::size_class_aligned(size, align) as i64
 }
 
 /// The bytes an allocation of `size` (default alignment) really takes: its size class.
 pub fn size_class(size: usize) -> u64 {
-    if size == 0 {
-        0
-    } else {
-        real_size(size, 1) as u64
-    }
+    engine::mem::size_class(size) as u64
 }
 
 /// jemalloc, with every allocation counted (see the module documentation).
@@ -152,6 +137,21 @@ unsafe impl GlobalAlloc for Counting {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tikv_jemalloc_sys as ffi;
+
+    /// jemalloc's alignment flags for a layout, as `tikv_jemallocator` computes them.
+    fn flags(align: usize, size: usize) -> i32 {
+        if align <= 16 && align <= size {
+            0
+        } else {
+            ffi::MALLOCX_ALIGN(align)
+        }
+    }
+
+    fn nallocx(size: usize, align: usize) -> i64 {
+        // SAFETY: nallocx only computes a size class; it touches no caller memory.
+        unsafe { ffi::nallocx(size, flags(align, size)) as i64 }
+    }
 
     /// engine::mem's size classes are jemalloc's: what nallocx answers, for every size up
     /// to 80 KiB at every alignment up to two pages, and for sizes spread up to 1 TiB.
@@ -163,8 +163,8 @@ mod tests {
         for size in 1..=80 * 1024 {
             for align in aligns {
                 assert_eq!(
-                    engine::mem::size_class_aligned(size, align) as i64,
                     real_size(size, align),
+                    nallocx(size, align),
                     "size {size} align {align}"
                 );
             }
