@@ -634,6 +634,10 @@ fn threads(srv: &Server, r: &mut Report) {
         "engine_cpu_utilization",
         format!("{:.2}", crate::threadload::engine_cpu_utilization(&loads)),
     );
+    let offload = &srv.offload;
+    r.field("offload_threads", offload.threads.load(Relaxed));
+    r.field("offloaded_commands", offload.total.load(Relaxed));
+    r.field("offload_pending", offload.pending.load(Relaxed));
     let pool = &srv.stats.offload;
     r.field("offload_cpu_seconds", secs(pool.cpu_ns() / 1000));
     r.field("offload_busy_seconds", secs(pool.busy_ns() / 1000));

@@ -66,7 +66,9 @@ pub struct Pool {
     queue: Mutex<VecDeque<Job>>,
     ready: Condvar,
     started: OnceLock<()>,
-    /// Commands run on the pool so far, and queued or running now (INFO).
+    /// Threads started, commands run on the pool so far, and queued or running now
+    /// (INFO threads).
+    pub threads: AtomicU64,
     pub total: AtomicU64,
     pub pending: AtomicU64,
 }
@@ -87,9 +89,12 @@ impl Pool {
                 let Some(this) = self.this.get().cloned() else {
                     return;
                 };
-                let _ = std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name(format!("skein-offload-{i}"))
                     .spawn(move || pool_thread(this));
+                if spawned.is_ok() {
+                    self.threads.fetch_add(1, Relaxed);
+                }
             }
         });
     }
