@@ -23,7 +23,8 @@ enum Rule {
     IndexRange(usize),
     /// A score or lex range on the key at this argument: its size, or the LIMIT.
     ScoreRange(usize),
-    /// `COUNT n` of SCAN (no key) or of HSCAN/SSCAN/ZSCAN/XRANGE (key at argument 1).
+    /// `COUNT n` of SCAN (no key) or of HSCAN/SSCAN/ZSCAN/XRANGE (key at argument 1;
+    /// XRANGE without COUNT reads the whole range: the stream's length).
     CountOption,
     /// The signed count argument of SRANDMEMBER, ZRANDMEMBER, HRANDFIELD, SPOP.
     CountArg,
@@ -118,12 +119,19 @@ pub fn estimate(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], keys: &mut Locke
                 .rev()
                 .find(|w| is(w[0], "count"))
                 .and_then(|w| std::str::from_utf8(w[1]).ok()?.parse::<i64>().ok())
-                .unwrap_or(10)
-                .max(0) as u64;
+                .map(|n| n.max(0) as u64);
             if cmd.name == "scan" {
-                return count;
+                return count.unwrap_or(10);
             }
-            count.min(argv.get(1).map_or(0, |k| size(keys, k)))
+            // The *SCANs return about COUNT (10 unless given); XRANGE without COUNT, all.
+            let default = if cmd.name.starts_with('x') {
+                u64::MAX
+            } else {
+                10
+            };
+            count
+                .unwrap_or(default)
+                .min(argv.get(1).map_or(0, |k| size(keys, k)))
         }
         Rule::CountArg => match int(argv, 2) {
             Some(n) if n < 0 => n.unsigned_abs(),
