@@ -428,8 +428,11 @@ impl Worker {
             let info = &c.state.info;
             let idle = now - info.last_interaction_ms.load(Relaxed);
             // As in Redis, MONITOR (replica-like), pub/sub and postponed clients never time
-            // out.
-            let exempt = info.is_monitor() || info.has(flag::PUBSUB) || c.in_paused_list;
+            // out, nor a client whose command still runs (on the offload pool).
+            let exempt = info.is_monitor()
+                || info.has(flag::PUBSUB)
+                || c.in_paused_list
+                || c.state.offloaded.is_some();
             if timeout_ms > 0 && idle > timeout_ms && !exempt {
                 self.close(t);
                 continue;
