@@ -8,7 +8,8 @@
 #  3. Resident memory per idle connection (IDLE connections, default 5000, each said PING
 #     once; bench/idle_conns.py), after 1 s and after 5 s idle.
 # Usage: bench/connections.sh [requests] ; env: SKEIN, ROUNDS, CLIENTS, IDLE, STRACE_N,
-#        PIN (set to "0 1": servers on the first cpu list, redis-benchmark on the second)
+#        PIN (set to "0 1": servers on the first cpu list, redis-benchmark on the second),
+#        BENCH_THREADS (redis-benchmark --threads, for the throughput runs)
 set -euo pipefail
 N=${1:-300000}
 SKEIN=${SKEIN:-target/release/skein-server}
@@ -17,6 +18,9 @@ CLIENTS=${CLIENTS:-"50 5000"}
 IDLE=${IDLE:-5000}
 STRACE_N=${STRACE_N:-20000}
 PIN=${PIN:-}
+BENCH_THREADS=${BENCH_THREADS:-}
+threads=()
+[ -n "$BENCH_THREADS" ] && threads=(--threads "$BENCH_THREADS")
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
@@ -54,12 +58,12 @@ start skein-w1 "$((base + 2))" "$SKEIN" --port "$((base + 2))" --bind 127.0.0.1 
 SERVERS="redis skein skein-w1"
 echo "# skein default workers: $("$REDIS_CLI" -p "$((base + 1))" config get workers | tail -1) (0 = cores: $(nproc))"
 
-echo "--- GET throughput (rps) and server CPU s per million GETs, $ROUNDS rounds, unpinned${PIN:+, pinned $PIN}"
+echo "--- GET throughput (rps) and server CPU s per million GETs, $ROUNDS rounds, ${PIN:+pinned $PIN}${PIN:-unpinned}${BENCH_THREADS:+, redis-benchmark --threads $BENCH_THREADS}"
 for r in $(seq "$ROUNDS"); do
   for c in $CLIENTS; do
     for s in $SERVERS; do
       c0=$(cpu_ticks "${PID[$s]}")
-      line=$("${load_pin[@]}" "$REDIS_BENCHMARK" -p "${PORT[$s]}" -t get -n "$N" -r 100000 -d 64 -c "$c" --csv | tail -1)
+      line=$("${load_pin[@]}" "$REDIS_BENCHMARK" -p "${PORT[$s]}" -t get -n "$N" -r 100000 -d 64 -c "$c" "${threads[@]}" --csv | tail -1)
       c1=$(cpu_ticks "${PID[$s]}")
       echo "$line" | tr -d '"' | awk -F, -v s="$s" -v c="$c" -v r="$r" -v dc="$((c1 - c0))" -v hz="$HZ" -v n="$N" \
         '{printf "round=%s %s c=%s rps=%.0f cpu_s_per_Mops=%.2f\n", r, s, c, $2, dc / hz / (n / 1e6)}'
