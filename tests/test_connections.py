@@ -17,10 +17,11 @@ from resp_client import RawConn
 FD_LINES = re.compile(rb"[#*] (.*(?:open files|file descriptors|maxclients has been|ulimit -n).*)")
 
 
-def run_limited(kind, nofile, drop_cap):
+def run_limited(kind, nofile, drop_cap, commands=()):
     """Start a server under `prlimit --nofile=SOFT:HARD` (optionally without
-    CAP_SYS_RESOURCE, so it cannot raise the hard limit); return (its log lines about the
-    limit, CONFIG GET maxclients or None if it did not start)."""
+    CAP_SYS_RESOURCE, so it cannot raise the hard limit), send it `commands`; return (its
+    log lines about the limit, the replies to CONFIG GET maxclients, each command and
+    CONFIG GET maxclients again, or None if it did not start)."""
     port = free_port()
     d = tempfile.mkdtemp(prefix="skein-fd-")
     server = ["redis-server", "--appendonly", "no"] if kind == "redis" else [SKEIN_BIN]
@@ -36,7 +37,9 @@ def run_limited(kind, nofile, drop_cap):
         try:
             wait_port(port, p)
             c = RawConn(port)
-            maxclients = c.call("CONFIG", "GET", "maxclients")
+            maxclients = [c.call("CONFIG", "GET", "maxclients")]
+            maxclients += [c.call(*cmd) for cmd in commands]
+            maxclients.append(c.call("CONFIG", "GET", "maxclients"))
             c.close()
         except RuntimeError:
             pass
@@ -188,3 +191,14 @@ def test_ten_thousand_connections_open_at_once(fresh_skein):
         watcher.close()
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@needs_tools
+@pytest.mark.parametrize("value", ["1000", "200"])
+def test_config_set_maxclients_past_open_file_limit(value):
+    """CONFIG SET maxclients past what the OS allows fails with Redis's error and keeps
+    the old value (updateMaxclients); a value within it is taken."""
+    cmds = [("CONFIG", "SET", "maxclients", value)]
+    redis = run_limited("redis", (256, 256), True, cmds)
+    skein = run_limited("skein", (256, 256), True, cmds)
+    assert skein == redis

@@ -57,7 +57,11 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     let config = &ctx.srv.config;
     let before = crate::metrics::OPTIONS.map(|o| config.get(o));
     let aof_was = config.get_bool("appendonly");
+    let maxclients_was = config.get_i64("maxclients");
     if let Err(e) = config.config_set(&pairs, local) {
+        return ctx.out.error(&e);
+    }
+    if let Err(e) = maxclients_changed(ctx, maxclients_was) {
         return ctx.out.error(&e);
     }
     // The metrics endpoint moves at once; if it cannot, its options keep their values.
@@ -80,6 +84,25 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.error(&e);
     }
     ctx.out.ok()
+}
+
+/// Redis's updateMaxclients: a raised `maxclients` raises the open-file limit; when the
+/// OS grants less, the old value stays and the error names what it would allow.
+fn maxclients_changed(ctx: &mut Ctx, was: i64) -> Result<(), String> {
+    let config = &ctx.srv.config;
+    let wanted = config.get_i64("maxclients");
+    if wanted == was {
+        return Ok(());
+    }
+    let _ = crate::net::fdlimit::adjust(ctx.srv);
+    let got = config.get_i64("maxclients");
+    if got == wanted {
+        return Ok(());
+    }
+    let _ = config.set("maxclients", &[was.to_string()]);
+    Err(format!(
+        "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with {got}"
+    ))
 }
 
 /// updateAppendonly / appendfsync: start or stop the AOF when `appendonly` changed.
