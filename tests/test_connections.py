@@ -202,3 +202,22 @@ def test_config_set_maxclients_past_open_file_limit(value):
     redis = run_limited("redis", (256, 256), True, cmds)
     skein = run_limited("skein", (256, 256), True, cmds)
     assert skein == redis
+
+
+def test_part_of_a_request_keeps_only_its_bytes(skein_server):
+    """A connection holding a request that arrived in part keeps only those bytes (not a
+    read buffer), and the request completes when the rest comes."""
+    c, watcher = RawConn(skein_server.port), RawConn(skein_server.port)
+    c.call("CLIENT", "SETNAME", "halfreq")
+    c.send_raw(b"*2\r\n$4\r\nECHO\r\n$5\r\nhe")
+    deadline = time.time() + 10
+    while True:
+        line = client_line(watcher, "halfreq")
+        if line["qbuf"] != "0" or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert line["qbuf"] == "20" and line["qbuf-free"] == "0"
+    c.send_raw(b"llo\r\n")
+    assert c.read_reply() == b"$5\r\nhello\r\n"
+    c.close()
+    watcher.close()

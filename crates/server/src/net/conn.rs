@@ -12,7 +12,7 @@
 //! Between services an idle connection holds no buffers: the worker lends them
 //! (`lend::Spare`) and takes them back once they are empty.
 
-use super::lend::{Spare, KEEP, READ_CHUNK};
+use super::lend::{Spare, KEEP, PART_KEEP, READ_CHUNK};
 use super::stream::Stream;
 use crate::clients::flag;
 use crate::cmd::{self, ClientState, ReplyMode};
@@ -143,10 +143,14 @@ impl Conn {
 
     /// Read what the socket has, up to the budget. Returns true if more may be waiting.
     fn fill(&mut self, srv: &Server, worker: usize, to_eof: bool, spare: &mut Spare) -> bool {
-        if self.rbuf.is_empty() {
-            self.rbuf = spare.take_read();
+        // Holding nothing, or only a part of a request copied out: read into the spare.
+        if self.rbuf.len() < READ_CHUNK {
+            let mut b = spare.take_read();
+            let held = self.rend - self.rstart;
+            b[..held].copy_from_slice(&self.rbuf[self.rstart..self.rend]);
+            self.rbuf = b;
             self.rstart = 0;
-            self.rend = 0;
+            self.rend = held;
         }
         let limit = query_limit(srv);
         let mut total = 0;
@@ -389,10 +393,13 @@ impl Conn {
     /// Hand back what holds nothing (small buffers only: big ones wait for `trim`), and
     /// publish the buffer figures CLIENT LIST shows.
     fn give_back(&mut self, spare: &mut Spare) {
-        if self.rstart == self.rend && !self.rbuf.is_empty() && self.rbuf.len() <= KEEP {
-            spare.give_read(std::mem::take(&mut self.rbuf));
+        let held = self.rend - self.rstart;
+        if self.rbuf.len() >= READ_CHUNK && self.rbuf.len() <= KEEP && held <= PART_KEEP {
+            // A small part of a request keeps only its own bytes.
+            let part = self.rbuf[self.rstart..self.rend].to_vec();
+            spare.give_read(std::mem::replace(&mut self.rbuf, part));
             self.rstart = 0;
-            self.rend = 0;
+            self.rend = held;
         }
         let cap = self.out.out.capacity();
         if !self.has_pending_output() && cap > 0 && cap <= KEEP {

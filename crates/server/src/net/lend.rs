@@ -4,8 +4,10 @@
 //! connection it lends it its spare read buffer (already sized and initialized, so no
 //! zeroing per read) and its spare reply buffer; once the connection's input is all
 //! parsed and its replies all written, they come back. A connection keeps what it was
-//! lent only while it holds something in it: a request that arrived in part, or replies
-//! the socket did not take; the worker then makes a new spare when it next needs one.
+//! lent only while it holds something in it: a request that arrived in part (past
+//! `PART_KEEP` bytes; a smaller part is copied out into a buffer of its own size), or
+//! replies the socket did not take; the worker then makes a new spare when it next needs
+//! one.
 //! Buffers grown past `KEEP` stay with their connection until it has been idle a while
 //! (`Conn::trim`, as Redis's clientsCron resizes an idle client's query buffer).
 //! The argument ranges of the command being parsed need no keeping at all: they are the
@@ -15,6 +17,9 @@ use std::ops::Range;
 
 /// Size of a fresh read buffer, and the free room wanted before a read.
 pub const READ_CHUNK: usize = 16 * 1024;
+/// A request that arrived in part, up to this many bytes, is copied out of the read
+/// buffer so the buffer can go back to the worker.
+pub const PART_KEEP: usize = 1024;
 /// Buffers up to this capacity go back to the worker; larger ones stay with their
 /// connection until it is idle (then they are freed).
 pub const KEEP: usize = 64 * 1024;
