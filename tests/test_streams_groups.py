@@ -131,3 +131,47 @@ def test_group_commands_propagate_as_redis(fresh_skein, fresh_redis):
     for probe in [("XINFO", "STREAM", "s", "FULL"), ("XPENDING", "s", "g", "-", "+", "100"),
                   ("XINFO", "GROUPS", "s"), ("XRANGE", "s", "-", "+")]:
         assert masked(feed.call(*probe)) == masked(c.call(*probe)), probe
+
+
+WATCH_CASES = [
+    ("createconsumer", "s", ("XGROUP", "CREATECONSUMER", "s", "g", "c1")),
+    ("readgroup history", "s", ("XREADGROUP", "GROUP", "g", "c2", "COUNT", "0", "STREAMS", "s", "0")),
+    ("readgroup new", "s", ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "s", ">")),
+    ("xclaim new consumer", "s", ("XCLAIM", "s", "g", "c4", "0", "0-1")),
+    ("xautoclaim new consumer", "s", ("XAUTOCLAIM", "s", "g", "c5", "0", "0")),
+    ("delconsumer", "s", ("XGROUP", "DELCONSUMER", "s", "g", "c2")),
+    ("setid", "s", ("XGROUP", "SETID", "s", "g", "0")),
+    ("create", "s", ("XGROUP", "CREATE", "s", "g2", "0")),
+    ("destroy", "s", ("XGROUP", "DESTROY", "s", "g2")),
+    ("create mkstream", "s2", ("XGROUP", "CREATE", "s2", "g", "0", "MKSTREAM")),
+    ("xack", "s", ("XACK", "s", "g", "1-0")),
+    ("xadd", "s", ("XADD", "s", "*", "a", "2")),
+]
+
+
+def watch_outcomes(port):
+    """For each case: does an EXEC watching the key abort after another client ran it?"""
+    w, o = RawConn(port), RawConn(port)
+    o.call("FLUSHALL")
+    o.call("XADD", "s", "1-0", "a", "1")
+    o.call("XGROUP", "CREATE", "s", "g", "0")
+    out = []
+    for name, key, cmd in WATCH_CASES:
+        w.call("WATCH", key)
+        o.call(*cmd)
+        w.call("MULTI")
+        w.call("PING")
+        out.append((name, w.call("EXEC")))
+    w.close()
+    o.close()
+    return out
+
+
+def test_group_bookkeeping_leaves_watch_alone_as_redis(fresh_skein, fresh_redis):
+    """XGROUP and consumers created on the way do not signal the key (Redis's
+    streamCreateConsumer and xgroupCommand); MKSTREAM creating the key and XADD do."""
+    skein, ref = fresh_skein(), fresh_redis()
+    got, want = watch_outcomes(skein.port), watch_outcomes(ref.port)
+    assert got == want
+    assert dict(want)["create mkstream"].startswith(b"*-1")
+    assert dict(want)["createconsumer"].startswith(b"*1")

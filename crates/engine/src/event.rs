@@ -33,6 +33,10 @@ pub struct Event {
     pub class: u16,
     pub name: &'static str,
     pub dirty: u8,
+    /// Whether the change signals the key as modified (Redis's signalModifiedKey: WATCH,
+    /// client-side caching). Redis's consumer-group bookkeeping (XGROUP, a consumer created
+    /// by XREADGROUP) announces itself without it.
+    pub signal: bool,
 }
 
 impl Event {
@@ -42,6 +46,7 @@ impl Event {
             class,
             name,
             dirty: 1,
+            signal: true,
         }
     }
 
@@ -49,6 +54,15 @@ impl Event {
     /// several events once).
     pub const fn clean(self) -> Event {
         Event { dirty: 0, ..self }
+    }
+
+    /// The same event, announced without signalling the key as modified (WATCH keeps
+    /// its version).
+    pub const fn unsignalled(self) -> Event {
+        Event {
+            signal: false,
+            ..self
+        }
     }
 
     pub const fn generic(name: &'static str) -> Event {
@@ -86,30 +100,35 @@ impl Event {
         class: 0,
         name: "",
         dirty: 0,
+        signal: true,
     };
     /// A key created (dbAdd).
     pub const NEW: Event = Event {
         class: class::NEW,
         name: "new",
         dirty: 0,
+        signal: true,
     };
     /// A key found past its TTL and deleted (lazily or by the expiry cycle).
     pub const EXPIRED: Event = Event {
         class: class::EXPIRED,
         name: "expired",
         dirty: 0,
+        signal: true,
     };
     /// A key removed to bring memory under `maxmemory` (not counted as dirty, as in Redis).
     pub const EVICTED: Event = Event {
         class: class::EVICTED,
         name: "evicted",
         dirty: 0,
+        signal: true,
     };
     /// A read found no key.
     pub const KEY_MISS: Event = Event {
         class: class::KEY_MISS,
         name: "keymiss",
         dirty: 0,
+        signal: true,
     };
     pub const DEL: Event = Event::generic("del");
     /// The value changed without a keyspace notification (Redis's signalModifiedKey
@@ -119,6 +138,7 @@ impl Event {
         class: class::SILENT,
         name: "",
         dirty: 1,
+        signal: true,
     };
 
     pub fn is_none(&self) -> bool {
@@ -129,6 +149,11 @@ impl Event {
     /// not.
     pub fn modifies(&self) -> bool {
         self.class & class::KEY_MISS == 0 && !self.is_none()
+    }
+
+    /// Does the event signal the key as modified to WATCH (and client-side caching)?
+    pub fn signals(&self) -> bool {
+        self.signal && self.modifies()
     }
 }
 

@@ -81,7 +81,7 @@ impl Watches {
             // A key deleted because its TTL passed is no change for WATCH: EXEC compares
             // the watched expiry with the clock instead (a key already expired at WATCH
             // and deleted since is logically unchanged, as in Redis).
-            if c.event.modifies() && c.event != engine::Event::EXPIRED {
+            if c.event.signals() && c.event != engine::Event::EXPIRED {
                 self.versions[slot(c.db as usize, changes.key(c))].fetch_add(1, SeqCst);
             }
         }

@@ -3,7 +3,7 @@
 use super::super::args::{self, is, text};
 use super::super::help::{reply_help, subcommand_syntax_error};
 use super::super::{coll, Ctx};
-use super::{ev, read_for_update, strict_id, INVALID_ID};
+use super::{ev, group_ev, read_for_update, strict_id, INVALID_ID};
 use engine::coll::stream::{StreamId, ENTRIES_READ_INVALID};
 use engine::coll::Stream;
 
@@ -99,10 +99,11 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
             None => {
                 let mut s = Stream::new();
                 s.create_group(group, id, entries_read);
+                // MKSTREAM: a new key is signalled as modified, as in Redis.
                 coll::insert(&mut ctx.keys, key, s, ev("xgroup-create"));
                 true
             }
-            Some(_) => with_stream(ctx, key, ev("xgroup-create"), |s| {
+            Some(_) => with_stream(ctx, key, group_ev("xgroup-create"), |s| {
                 s.create_group(group, id, entries_read)
             }),
         };
@@ -121,7 +122,7 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
                 None => return ctx.out.error(INVALID_ID),
             }
         };
-        with_stream(ctx, key, ev("xgroup-setid"), |s| {
+        with_stream(ctx, key, group_ev("xgroup-setid"), |s| {
             let Some(g) = s.group_mut(group) else {
                 return false;
             };
@@ -132,17 +133,19 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.out.ok();
     } else if is(sub, "destroy") && argv.len() == 4 {
         let done = existing.is_some()
-            && with_stream(ctx, key, ev("xgroup-destroy"), |s| s.destroy_group(group));
+            && with_stream(ctx, key, group_ev("xgroup-destroy"), |s| {
+                s.destroy_group(group)
+            });
         ctx.out.int(i64::from(done));
     } else if is(sub, "createconsumer") && argv.len() == 5 {
-        let created = with_stream(ctx, key, ev("xgroup-createconsumer"), |s| {
+        let created = with_stream(ctx, key, group_ev("xgroup-createconsumer"), |s| {
             s.group_mut(group)
                 .is_some_and(|g| g.create_consumer(argv[4], now))
         });
         ctx.out.int(i64::from(created));
     } else if is(sub, "delconsumer") && argv.len() == 5 {
         let mut pending = 0;
-        with_stream(ctx, key, ev("xgroup-delconsumer"), |s| {
+        with_stream(ctx, key, group_ev("xgroup-delconsumer"), |s| {
             match s.group_mut(group).and_then(|g| g.delete_consumer(argv[4])) {
                 Some(n) => {
                     pending = n;

@@ -55,6 +55,12 @@ fn ev(name: &'static str) -> Event {
     Event::stream(name)
 }
 
+/// A consumer-group event (`xgroup-*`): Redis announces it without signalling the key, so
+/// WATCH does not see it.
+fn group_ev(name: &'static str) -> Event {
+    Event::stream(name).unsignalled()
+}
+
 /// lookupKeyRead of a stream the command then changes without announcing it (XACK,
 /// XREADGROUP, XCLAIM...): a hit or miss is counted; Ok(None) if absent.
 pub fn read_for_update<'k>(

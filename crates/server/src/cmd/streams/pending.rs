@@ -4,7 +4,8 @@
 use super::super::args::{self, is, text, SYNTAX_ERR};
 use super::super::{coll, Ctx};
 use super::{
-    claim_command, ev, interval_id, no_group, read_for_update, reply_entry, reply_id, strict_id,
+    claim_command, group_ev, interval_id, no_group, read_for_update, reply_entry, reply_id,
+    strict_id,
 };
 use engine::coll::stream::{Group, Nack, StreamId};
 use engine::coll::Stream;
@@ -331,7 +332,7 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let group_state = s.group(group).map(|g| (g.last_id, g.entries_read));
     drop(e);
     if created {
-        ctx.keys.notify(key, ev("xgroup-createconsumer"));
+        ctx.keys.notify(key, group_ev("xgroup-createconsumer"));
     }
     if let Some((last_id, _)) = group_state {
         for (arg, n) in &props {
@@ -462,7 +463,7 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let last_id = s.group(group).map_or(StreamId::MIN, |g| g.last_id);
     drop(e);
     if created {
-        ctx.keys.notify(key, ev("xgroup-createconsumer"));
+        ctx.keys.notify(key, group_ev("xgroup-createconsumer"));
     }
     for (id, n) in &props {
         let id = id.to_string();

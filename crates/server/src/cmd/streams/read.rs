@@ -3,7 +3,8 @@
 use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
 use super::{
-    claim_command, ev, no_group, read_for_update, reply_entries, reply_entry, reply_id, strict_id,
+    claim_command, group_ev, no_group, read_for_update, reply_entries, reply_entry, reply_id,
+    strict_id,
 };
 use crate::blocking::Op;
 use crate::propagate::{encode, Op as PropOp};
@@ -80,9 +81,17 @@ pub fn parse<'a>(argv: &[&'a [u8]], group_cmd: bool) -> Result<ReadArgs<'a>, Str
     let Some(at) = streams_at else {
         return Err(SYNTAX_ERR.into());
     };
-    // The keys are where the command's key spec says (the first STREAMS word); a group
-    // or consumer named STREAMS before it would move them out of the locked set.
-    if argv[1..].iter().position(|w| is(w, "streams")) != Some(at - 2) {
+    // The keys are where the command's key spec says: after the first STREAMS word from
+    // argument 4 on for XREADGROUP (past GROUP group consumer), from 1 on for XREAD. A
+    // STREAMS word the spec meets first (a group or consumer so named after COUNT or
+    // BLOCK) would move them out of the locked set.
+    let spec_from = if group_cmd { 4 } else { 1 };
+    let spec_at = argv
+        .iter()
+        .skip(spec_from)
+        .position(|w| is(w, "streams"))
+        .map(|p| p + spec_from + 1);
+    if spec_at != Some(at) {
         return Err(SYNTAX_ERR.into());
     }
     if group_cmd && a.group.is_none() {
@@ -244,7 +253,7 @@ pub fn serve_group(
         };
         drop(e);
         if created {
-            ctx.keys.notify(key, ev("xgroup-createconsumer"));
+            ctx.keys.notify(key, group_ev("xgroup-createconsumer"));
         }
     }
     if found == 0 {
@@ -387,7 +396,7 @@ pub fn serve_waiter(
     let created = read_new(s, key, &r, now, out, &mut props);
     drop(e);
     if created {
-        keys.notify(key, ev("xgroup-createconsumer"));
+        keys.notify(key, group_ev("xgroup-createconsumer"));
     }
     for p in props {
         let args: Vec<&[u8]> = p.iter().map(|a| a.as_slice()).collect();
