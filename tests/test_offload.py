@@ -213,7 +213,9 @@ def lazyfree_figures(conn):
 
 
 def lazyfree_run(port):
-    """UNLINK, DEL with lazyfree-lazy-user-del, FLUSHALL ASYNC: lazyfreed_objects after."""
+    """UNLINK, DEL with lazyfree-lazy-user-del, overwrites and lazy expiry with
+    lazyfree-lazy-server-del and lazyfree-lazy-expire, FLUSHALL ASYNC: lazyfreed_objects
+    after."""
     c = RawConn(port)
     try:
         members = ["m%d" % i for i in range(1000)]
@@ -226,6 +228,22 @@ def lazyfree_run(port):
         c.call("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
         c.call("SADD", "big3", *members)
         assert parse(c.call("DEL", "big3")) == 1
+        # Implicit deletes: a big value overwritten (lazyfree-lazy-server-del) or found
+        # expired by a lookup (lazyfree-lazy-expire; active expiry off so the lookup finds it).
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        c.call("CONFIG", "SET", "lazyfree-lazy-server-del", "yes")
+        c.call("CONFIG", "SET", "lazyfree-lazy-expire", "yes")
+        c.call("SADD", "big4", *members)
+        c.call("SET", "big4", "x")
+        c.call("SADD", "big5", *members)
+        c.call("PEXPIRE", "big5", "1")
+        time.sleep(0.01)
+        assert parse(c.call("EXISTS", "big5")) == 0
+        c.call("CONFIG", "SET", "lazyfree-lazy-server-del", "no")
+        c.call("CONFIG", "SET", "lazyfree-lazy-expire", "no")
+        c.call("SADD", "big6", *members)
+        c.call("SET", "big6", "x")
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
         c.call("MSET", *["k%d" % i for i in range(20)])
         assert parse(c.call("FLUSHALL", "ASYNC")) == b"OK"
         end = time.time() + DEADLINE_S

@@ -13,6 +13,7 @@ pub mod locked;
 pub mod lockstat;
 pub mod mem;
 pub mod rdb;
+pub mod release;
 pub mod shard;
 pub mod snapshot;
 pub mod value;

@@ -669,7 +669,7 @@ impl<'a> Locked<'a> {
             }
             Lookup::Expired(e) => {
                 changes.record(db, key, Event::EXPIRED);
-                drop(e);
+                crate::release::release(e, crate::release::Why::Expired);
                 None
             }
             Lookup::Missing => None,
@@ -762,7 +762,7 @@ impl<'a> Locked<'a> {
             }
             Lookup::Expired(e) => {
                 changes.record(db, key, Event::EXPIRED);
-                drop(e);
+                crate::release::release(e, crate::release::Why::Expired);
                 None
             }
             Lookup::Missing => None,
@@ -813,11 +813,14 @@ impl<'a> Locked<'a> {
         let now = self.now;
         let (shard, changes) = self.shard_for(db, h);
         match shard.insert_entry(h, entry) {
-            Some(old) if !old.is_expired(now) => {}
-            Some(_) => {
+            Some(old) if !old.is_expired(now) => {
+                crate::release::release(old, crate::release::Why::Overwritten);
+            }
+            Some(old) => {
                 // lookupKeyWrite would have deleted it first.
                 changes.record(db, key, Event::EXPIRED);
                 changes.record(db, key, Event::NEW);
+                crate::release::release(old, crate::release::Why::Expired);
             }
             None => changes.record(db, key, Event::NEW),
         }
@@ -836,6 +839,7 @@ impl<'a> Locked<'a> {
         let e = shard.remove(h, key)?;
         if e.is_expired(now) {
             changes.record(db, key, Event::EXPIRED);
+            crate::release::release(e, crate::release::Why::Expired);
             return None;
         }
         changes.record(db, key, event);
@@ -998,7 +1002,7 @@ impl<'a> Locked<'a> {
                         Lookup::Live(e, _) => visit(e),
                         Lookup::Expired(e) => {
                             changes.record(db, key, Event::EXPIRED);
-                            drop(e);
+                            crate::release::release(e, crate::release::Why::Expired);
                         }
                         Lookup::Missing => {}
                     }
@@ -1048,7 +1052,7 @@ impl<'a> Locked<'a> {
                         Lookup::Live(..) => return Some(key),
                         Lookup::Expired(e) => {
                             changes.record(db, &key, Event::EXPIRED);
-                            drop(e);
+                            crate::release::release(e, crate::release::Why::Expired);
                         }
                         Lookup::Missing => return None,
                     }
@@ -1101,7 +1105,15 @@ impl EntryMut<'_> {
     /// Replace the value (the key keeps its TTL).
     pub fn set_value<'v>(&mut self, v: impl Into<ValueRef<'v>>) {
         self.changed = true;
-        self.entry.set_value(v);
+        if matches!(self.entry.value(), ValueRef::Str(_)) {
+            return self.entry.set_value(v);
+        }
+        // A collection overwritten (SET over a set): it leaves through `release`
+        // (lazyfree-lazy-server-del) instead of being dropped here.
+        let e = &*self.entry;
+        let new = Entry::new(e.key(), v, e.expire_at(), e.lru());
+        let old = std::mem::replace(&mut *self.entry, new);
+        crate::release::release(old, crate::release::Why::Overwritten);
     }
 
     /// The value for modification in place, NOT counted as a change: a collection

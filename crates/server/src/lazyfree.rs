@@ -3,7 +3,7 @@
 //! background thread, started on first use, which drops it. INFO reports
 //! `lazyfree_pending_objects` and `lazyfreed_objects` from here.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::OnceLock;
 
@@ -55,6 +55,26 @@ pub fn free(entry: engine::Entry) {
         return drop(entry);
     }
     background(Box::new(entry), 1);
+}
+
+/// `lazyfree-lazy-expire` and `lazyfree-lazy-server-del`, kept here for [`release`] (set
+/// from the configuration).
+pub static LAZY_EXPIRE: AtomicBool = AtomicBool::new(false);
+pub static LAZY_SERVER_DEL: AtomicBool = AtomicBool::new(false);
+
+/// What the keyspace lets go of by itself (lazy expiry, an overwritten value): freed in
+/// the background when its option says so and it is big, as Redis's dbAsyncDelete and
+/// freeObjAsync do; dropped here otherwise.
+pub fn release(entry: engine::Entry, why: engine::release::Why) {
+    let lazy = match why {
+        engine::release::Why::Expired => &LAZY_EXPIRE,
+        engine::release::Why::Overwritten => &LAZY_SERVER_DEL,
+    };
+    if lazy.load(Relaxed) {
+        free(entry);
+    } else {
+        drop(entry);
+    }
 }
 
 /// Drop the tables FLUSHDB/FLUSHALL ASYNC removed on the background thread, counted as

@@ -42,6 +42,7 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
     srv.persist.attach(Arc::downgrade(&srv));
     srv.metrics.attach(Arc::downgrade(&srv));
     srv.offload.attach(Arc::downgrade(&srv));
+    engine::release::install(lazyfree::release);
     persist::shutdown::install_signal_handlers();
     // Until the dataset is loaded (below, once listening), clients get -LOADING. With no
     // file there is nothing to wait for (Redis does not enter the loading state either):

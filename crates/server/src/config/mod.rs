@@ -218,6 +218,8 @@ impl Config {
         self.hot
             .lazyfree_lazy_user_del
             .store(self.get_bool("lazyfree-lazy-user-del") as i64, Relaxed);
+        crate::lazyfree::LAZY_EXPIRE.store(self.get_bool("lazyfree-lazy-expire"), Relaxed);
+        crate::lazyfree::LAZY_SERVER_DEL.store(self.get_bool("lazyfree-lazy-server-del"), Relaxed);
         self.hot
             .busy_reply_threshold_ms
             .store(self.get_i64("busy-reply-threshold"), Relaxed);
