@@ -283,3 +283,20 @@ def test_monitor_sees_all_workers(fresh_skein):
     assert b"flags=O" not in c.call("CLIENT", "LIST")
     for x in clients + [c]:
         x.close()
+
+
+def test_new_connection_age_starts_at_zero(fresh_skein):
+    """A connection handed to a worker that has served nothing for a while is born now,
+    not at that worker's last batch (CLIENT LIST showed age=3 for a fresh client)."""
+    s = fresh_skein(workers=1)
+    old = RawConn(s.port)
+    assert old.call("PING") == b"+PONG\r\n"
+    time.sleep(3)
+    new = RawConn(s.port)
+    new_id = int(new.call("CLIENT", "ID")[1:-2])
+    listed = parse(old.call("CLIENT", "LIST")).decode()
+    line = next(l for l in listed.splitlines() if dict(fields(l)).get("id") == str(new_id))
+    assert int(dict(fields(line))["age"]) <= 1, line
+    assert int(dict(fields(line))["idle"]) <= 1, line
+    old.close()
+    new.close()

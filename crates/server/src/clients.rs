@@ -101,7 +101,9 @@ impl ClientInfo {
     }
 
     pub fn new(id: u64, a: ClientAddr, worker: usize, token: usize, mailbox: Arc<Mailbox>) -> Self {
-        let now = engine::now_ms();
+        // The wall clock: a worker registering a new connection may not have begun a batch
+        // since it was last woken (its batch "now" can be minutes old).
+        let now = engine::wall_ms();
         ClientInfo {
             id,
             addr: a.addr,
