@@ -69,6 +69,8 @@ pub struct ClientInfo {
     pub flags: AtomicU32,
     /// Commands queued by MULTI (CLIENT LIST `multi=`).
     pub multi_len: AtomicU64,
+    /// CLIENT LIST multi-mem (see `ClientState::publish_multi_mem`).
+    pub multi_mem: AtomicU64,
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,
     pub feed_notified: AtomicBool,
@@ -131,6 +133,7 @@ impl ClientInfo {
             is_unix: a.is_unix,
             flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
             multi_len: AtomicU64::new(0),
+            multi_mem: AtomicU64::new(0),
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
             pubsub: Default::default(),
@@ -223,7 +226,7 @@ impl ClientInfo {
         };
         let (sub, psub, ssub) = self.pubsub.counts();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -240,6 +243,7 @@ impl ClientInfo {
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),
             self.argv_mem.load(Relaxed),
+            self.multi_mem.load(Relaxed),
             self.rbuf_size.load(Relaxed),
             self.rbuf_peak.load(Relaxed),
             obl,

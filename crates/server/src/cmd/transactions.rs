@@ -29,7 +29,13 @@ pub struct MultiState {
     pub queued: Vec<Vec<Vec<u8>>>,
     /// A command was refused while queuing: EXEC will answer EXECABORT.
     pub aborted: bool,
+    /// Bytes of the queued arguments plus a pointer per argument (Redis's
+    /// mstate.argv_len_sums).
+    pub argv_len_sums: usize,
 }
+
+/// Redis's sizeof(robj *), counted per queued argument.
+const PTR: usize = 8;
 
 impl ClientState {
     pub fn in_multi(&self) -> bool {
@@ -40,8 +46,18 @@ impl ClientState {
     pub fn queue(&mut self, argv: &[&[u8]]) {
         if let Some(m) = self.multi.as_mut() {
             m.queued.push(argv.iter().map(|a| a.to_vec()).collect());
+            m.argv_len_sums += argv.iter().map(|a| a.len()).sum::<usize>() + PTR * argv.len();
             self.info.multi_len.store(m.queued.len() as u64, Relaxed);
         }
+        self.publish_multi_mem();
+    }
+
+    /// CLIENT LIST's multi-mem (and its share of tot-mem), as Redis 7.0's
+    /// multiStateMemOverhead counts it: the queued commands' argument bytes plus a pointer
+    /// per argument (watched keys and the queue's own slots are not counted in 7.0).
+    pub fn publish_multi_mem(&self) {
+        let mem = self.multi.as_ref().map_or(0, |m| m.argv_len_sums);
+        self.info.multi_mem.store(mem as u64, Relaxed);
     }
 
     /// A command was refused inside MULTI (Redis's flagTransaction).
@@ -67,6 +83,7 @@ impl ClientState {
             self.watched.clear();
             srv.watches.leave();
         }
+        self.publish_multi_mem();
     }
 }
 
@@ -123,6 +140,7 @@ fn watch(ctx: &mut Ctx, argv: &[&[u8]]) {
             expire_at,
         });
     }
+    ctx.client.publish_multi_mem();
     ctx.out.ok();
 }
 

@@ -584,9 +584,14 @@ impl Conn {
         self.publish_sizes();
     }
 
-    /// Memory the connection's buffers hold (CLIENT LIST tot-mem).
+    /// Memory the connection holds (CLIENT LIST tot-mem, what maxmemory-clients weighs):
+    /// its buffers, plus its transaction's queued commands and watched keys as Redis
+    /// counts them (multi-mem).
     pub fn memory(&self) -> usize {
-        std::mem::size_of::<Conn>() + self.rbuf.capacity() + self.out.out.capacity()
+        std::mem::size_of::<Conn>()
+            + self.rbuf.capacity()
+            + self.out.out.capacity()
+            + self.state.info.multi_mem.load(Relaxed) as usize
     }
 }
 
