@@ -489,3 +489,89 @@ def test_old_style_file_with_preamble_is_migrated_like_redis(tmpdirs):
             s.stop()
         assert open(os.path.join(d, "appendonlydir", MANIFEST)).read() == (
             "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+
+
+@pytest.fixture
+def small_disks():
+    """Directories on 2 MB tmpfs mounts (a disk that fills up); skipped where mounting is
+    not allowed. Unmounted when the test ends."""
+    made = []
+
+    def make():
+        d = tempfile.mkdtemp(prefix="skein-full-")
+        made.append(d)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", d],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip("cannot mount a tmpfs here: " + r.stderr.strip())
+        # Room the test gives back once the disk is full.
+        with open(os.path.join(d, "ballast"), "wb") as f:
+            f.write(b"\0" * 600_000)
+        return d
+
+    yield make
+    for d in made:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def fill_disk(port, d, fsync):
+    """SETs of 100 KB until one is refused; then the ballast is removed. Returns what the
+    clients saw: (acked indices, refusal, after-recovery replies)."""
+    c = redis.Redis(port=port)
+
+    def attempt(f):
+        try:
+            return f()
+        except redis.ResponseError as e:
+            return "error: " + str(e)
+        except redis.ConnectionError:
+            return "connection lost"
+
+    acked, refusal = [], None
+    for i in range(60):
+        r = attempt(lambda: c.set("k%d" % i, b"x" * 100_000))
+        if r is not True:
+            refusal = (i, r)
+            break
+        acked.append(i)
+    assert refusal is not None, "the disk never filled"
+    seen = {"ping": attempt(c.ping), "get": attempt(lambda: c.get("k0") is not None)}
+    os.remove(os.path.join(d, "ballast"))
+    if fsync == "everysec":
+        # Writes come back once the AOF can be written again (Redis retries each second).
+        deadline = time.time() + 10
+        while attempt(lambda: c.set("after", "1")) is not True:
+            assert time.time() < deadline, "writes never came back"
+            time.sleep(0.1)
+        seen["status"] = c.info("persistence")["aof_last_write_status"]
+    return acked, refusal, seen
+
+
+@pytest.mark.parametrize("fsync", ["everysec", "always"])
+def test_full_disk_like_redis(small_disks, fsync):
+    """A full disk under the AOF: with everysec, writes (and PING) get Redis's -MISCONF,
+    reads are served, and writes come back once there is room; with always, the server
+    exits as Redis does. Either way every acknowledged write is there after a restart."""
+    outcomes = {}
+    for kind in ("redis", "skein"):
+        d = small_disks()
+        s = Server(kind, d, extra=["--appendfsync", fsync])
+        acked, (refused_at, refusal), seen = fill_disk(s.port, d, fsync)
+        if fsync == "always":
+            assert s.proc.wait(timeout=10) == 1
+        s.stop()
+        s = Server(kind, d)
+        r = redis.Redis(port=s.port)
+        present = [i for i in range(60) if r.exists("k%d" % i)]
+        s.stop()
+        assert present == acked, (kind, present, acked)
+        outcomes[kind] = (refusal, seen)
+    assert outcomes["skein"] == outcomes["redis"]
+    refusal, seen = outcomes["redis"]
+    if fsync == "everysec":
+        assert refusal.startswith("error: MISCONF Errors writing to the AOF file")
+        assert seen["ping"].startswith("error: MISCONF") and seen["get"] is True
+        assert seen["status"] == "ok"
+    else:
+        assert refusal == "connection lost"
