@@ -346,3 +346,32 @@ def test_multi_mem_matches_redis(redis_server, skein_server):
     for m, tot in got:
         assert tot >= base + m - 64 * 1024  # buffers may shrink; multi-mem is counted in
     assert max(m for m, _ in got) > 0
+
+
+def stalled_subscriber_tot_mem(port):
+    """tot-mem of a subscriber that stopped reading while 20 MB were published to it."""
+    sub = RawConn(port)
+    sub_id = sub.call("CLIENT", "ID")[1:-2].decode()
+    sub.sock.sendall(encode(["SUBSCRIBE", "news"]))
+    pub = RawConn(port)
+    while not pub.call("PUBSUB", "NUMSUB", "news").endswith(b":1\r\n"):
+        time.sleep(0.01)
+    for _ in range(20):
+        assert pub.call("PUBLISH", "news", b"x" * 1_000_000) == b":1\r\n"
+    deadline = time.time() + 10
+    while True:
+        line = parse(pub.call("CLIENT", "LIST", "ID", sub_id)).decode().strip()
+        mem = int(dict(fields(line))["tot-mem"])
+        if mem > 4_000_000 or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    sub.close()
+    pub.close()
+    return mem
+
+
+def test_stalled_subscriber_counts_its_backlog(redis_server, skein_server):
+    """Messages waiting for a subscriber count in its tot-mem (what maxmemory-clients
+    weighs), as in Redis, whichever thread queued them."""
+    for server in (redis_server, skein_server):
+        assert stalled_subscriber_tot_mem(server.port) > 4_000_000

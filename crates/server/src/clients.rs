@@ -196,6 +196,13 @@ impl ClientInfo {
         s
     }
 
+    /// The client's memory (CLIENT LIST tot-mem, what maxmemory-clients weighs, INFO's
+    /// mem_clients_normal): its connection as last published by its worker, plus its
+    /// pub/sub state read now (messages queued for it arrive from other threads).
+    pub fn memory(&self) -> u64 {
+        self.tot_mem.load(Relaxed) + self.pubsub.memory()
+    }
+
     /// One line of CLIENT LIST / CLIENT INFO, with Redis 7.0's fields in Redis's order.
     /// `cmd_name` resolves a command id to its full name.
     pub fn describe(&self, now_ms: i64, cmd_name: impl Fn(usize) -> String) -> String {
@@ -249,7 +256,7 @@ impl ClientInfo {
             obl,
             oll,
             omem,
-            self.tot_mem.load(Relaxed),
+            self.memory(),
             events,
             cmd,
             self.user,

@@ -45,7 +45,7 @@ impl Overhead {
         srv.stats.note_memory(total);
         let startup = srv.stats.startup_memory.load(Relaxed).min(total);
         let clients = srv.clients.all();
-        let clients_normal: u64 = clients.iter().map(|c| c.tot_mem.load(Relaxed)).sum();
+        let clients_normal: u64 = clients.iter().map(|c| c.memory()).sum();
         let lua_caches = srv.scripts.bytes() as u64;
         let mut dbs = Vec::new();
         let mut keys = 0;

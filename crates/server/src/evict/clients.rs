@@ -34,7 +34,7 @@ pub fn evict(srv: &Server) {
         return;
     }
     let clients = srv.clients.all();
-    let mem = |c: &crate::clients::ClientInfo| c.tot_mem.load(Relaxed);
+    let mem = |c: &crate::clients::ClientInfo| c.memory();
     let mut total: u64 = clients.iter().map(|c| mem(c)).sum();
     if total < limit {
         return;

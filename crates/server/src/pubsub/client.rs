@@ -180,6 +180,23 @@ impl ClientPubSub {
         ib.bytes = 0;
     }
 
+    /// Memory the client's pub/sub state holds outside its connection, as Redis's
+    /// getClientMemoryUsage counts it: messages queued for it and not yet in its reply
+    /// buffer (Redis holds them in the output buffer), a 24-byte dict entry per channel plus
+    /// the dict's 8-byte slots (a power of two, at least 4), a 24-byte list node per pattern.
+    pub fn memory(&self) -> u64 {
+        let pending = self.inbox.lock().bytes;
+        let s = self.subs.lock();
+        let dict = |n: usize| {
+            if n == 0 {
+                0
+            } else {
+                24 * n + 8 * n.next_power_of_two().max(4)
+            }
+        };
+        (pending + dict(s.channels.len()) + dict(s.shard.len()) + 24 * s.patterns.len()) as u64
+    }
+
     /// (channels, patterns, shard channels) for CLIENT LIST.
     pub fn counts(&self) -> (usize, usize, usize) {
         let s = self.subs.lock();
