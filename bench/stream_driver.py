@@ -18,21 +18,10 @@ import socket
 import sys
 import time
 
+from pubsub_driver import cpu_ticks, encode  # same directory: one RESP encoder, one /proc reader
+
 BASE = 1000000
 FIELDS = [b"f1", b"value-0123456789", b"f2", b"12345", b"f3", b"some text here"]
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def cpu_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def key(c):

@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from test_generated import Cmd, run_ops, shrink, weighted
+from test_generated import Cmd, check, weighted
 
 SEEDS = range(int(__import__("os").environ.get("SORT_SEEDS", "24")))
 COMMANDS_PER_SEED = 300
@@ -128,16 +128,4 @@ class Gen:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_generated_sort_sequence(seed, redis_server, skein_server):
     proto = 3 if seed % 3 == 2 else 2
-    ops = Gen(seed).sequence(COMMANDS_PER_SEED)
-    found = run_ops(ops, redis_server.port, skein_server.port, proto)
-    if found is None:
-        return
-    index, first = found
-    minimal = shrink(ops[:index + 1], redis_server.port, skein_server.port, proto)
-    last = run_ops(minimal, redis_server.port, skein_server.port, proto)
-    detail = last[1] if last else first
-    script = "\n".join(repr(op) for op in minimal)
-    pytest.fail("seed %d (RESP%d): mismatch at command %d:\n%s\n\nminimal failing sequence "
-                "(%d commands, tests/scripts syntax):\n%s" % (
-                    seed, proto, index, first, len(minimal), script) +
-                ("\n\nits mismatch:\n" + detail if last else ""))
+    check(Gen(seed).sequence(COMMANDS_PER_SEED), seed, proto, redis_server, skein_server)
