@@ -69,7 +69,7 @@ pub struct ClientInfo {
     pub flags: AtomicU32,
     /// Commands queued by MULTI (CLIENT LIST `multi=`).
     pub multi_len: AtomicU64,
-    /// CLIENT LIST multi-mem (see `ClientState::publish_multi_mem`).
+    /// CLIENT LIST multi-mem (set by `ClientState::queue`, cleared by `end_transaction`).
     pub multi_mem: AtomicU64,
     /// MONITOR lines waiting for this client's worker, and whether it was told.
     pub feed: Mutex<Vec<u8>>,

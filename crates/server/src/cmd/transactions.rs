@@ -48,16 +48,11 @@ impl ClientState {
             m.queued.push(argv.iter().map(|a| a.to_vec()).collect());
             m.argv_len_sums += argv.iter().map(|a| a.len()).sum::<usize>() + PTR * argv.len();
             self.info.multi_len.store(m.queued.len() as u64, Relaxed);
+            // CLIENT LIST's multi-mem (and its share of tot-mem), as Redis 7.0's
+            // multiStateMemOverhead counts it: the queued commands' argument bytes plus a
+            // pointer per argument (not watched keys nor the queue's slots, in 7.0).
+            self.info.multi_mem.store(m.argv_len_sums as u64, Relaxed);
         }
-        self.publish_multi_mem();
-    }
-
-    /// CLIENT LIST's multi-mem (and its share of tot-mem), as Redis 7.0's
-    /// multiStateMemOverhead counts it: the queued commands' argument bytes plus a pointer
-    /// per argument (watched keys and the queue's own slots are not counted in 7.0).
-    pub fn publish_multi_mem(&self) {
-        let mem = self.multi.as_ref().map_or(0, |m| m.argv_len_sums);
-        self.info.multi_mem.store(mem as u64, Relaxed);
     }
 
     /// A command was refused inside MULTI (Redis's flagTransaction).
@@ -74,6 +69,7 @@ impl ClientState {
                 .flags
                 .fetch_and(!crate::clients::flag::MULTI, Relaxed);
             self.info.multi_len.store(0, Relaxed);
+            self.info.multi_mem.store(0, Relaxed);
         }
         self.unwatch_all(srv);
     }
@@ -83,7 +79,6 @@ impl ClientState {
             self.watched.clear();
             srv.watches.leave();
         }
-        self.publish_multi_mem();
     }
 }
 
@@ -140,7 +135,6 @@ fn watch(ctx: &mut Ctx, argv: &[&[u8]]) {
             expire_at,
         });
     }
-    ctx.client.publish_multi_mem();
     ctx.out.ok();
 }
 
