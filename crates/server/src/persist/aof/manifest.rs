@@ -80,7 +80,7 @@ impl Manifest {
             if line.is_empty() {
                 return err(at(), "Invalid AOF manifest file format");
             }
-            let argv = match split_args(line.as_bytes()) {
+            let argv = match resp::parse::split_args(line.as_bytes()) {
                 Some(a) if a.len() >= 6 && a.len() % 2 == 0 => a,
                 _ => return err(at(), "Invalid AOF manifest file format"),
             };
@@ -245,86 +245,6 @@ fn repr(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// sdssplitargs: words separated by blanks, "double quoted" (with \n \r \t \b \a \xHH
-/// escapes) or 'single quoted'; None for unbalanced quotes.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < line.len() && line[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= line.len() {
-            return Some(out);
-        }
-        let mut cur = Vec::new();
-        let (mut inq, mut insq) = (false, false);
-        loop {
-            let c = line.get(i).copied();
-            if inq {
-                let c = c?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'x') {
-                    let hex = line
-                        .get(i + 2..i + 4)
-                        .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
-                    if let Some(b) = hex {
-                        cur.push(b);
-                        i += 4;
-                        continue;
-                    }
-                }
-                if c == b'\\' && i + 1 < line.len() {
-                    i += 1;
-                    cur.push(match line[i] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 8,
-                        b'a' => 7,
-                        o => o,
-                    });
-                } else if c == b'"' {
-                    // The closing quote must be followed by a space or the end.
-                    if line.get(i + 1).is_some_and(|n| !n.is_ascii_whitespace()) {
-                        return None;
-                    }
-                    inq = false;
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(c);
-                }
-            } else if insq {
-                let c = c?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'\'') {
-                    i += 1;
-                    cur.push(b'\'');
-                } else if c == b'\'' {
-                    if line.get(i + 1).is_some_and(|n| !n.is_ascii_whitespace()) {
-                        return None;
-                    }
-                    insq = false;
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(c);
-                }
-            } else {
-                match c {
-                    None => break,
-                    Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => break,
-                    Some(b'"') => inq = true,
-                    Some(b'\'') => insq = true,
-                    Some(c) => cur.push(c),
-                }
-            }
-            i += 1;
-        }
-        let _ = (inq, insq);
-        out.push(cur);
-    }
 }
 
 /// aofLoadManifestFromDisk: the manifest in `dir`, or an empty one when the directory or
