@@ -1,4 +1,4 @@
-//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, CHANGE-REPL-ID, HELP; and the
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, HELP; and the
 //! `enable-debug-command` gate Redis applies to protected commands.
 
 use super::args::NO_SUCH_KEY;
@@ -165,6 +165,7 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         ("object", 3) => object(ctx, argv[2]),
         ("reload", _) => reload(ctx, &argv[2..]),
+        ("loadaof", 2) => loadaof(ctx),
         ("propagation", 3) => propagation(ctx, argv[2]),
         ("change-repl-id", 2) => {
             crate::log::warning("Changing replication IDs after receiving DEBUG change-repl-id");
@@ -194,17 +195,15 @@ fn reload(ctx: &mut Ctx, opts: &[&[u8]]) {
         }
     }
     let srv = ctx.srv;
+    if srv.persist.is_loading() {
+        // DEBUG LOADAOF is replaying (DEBUG runs while loading).
+        return ctx.out.error(LOADING);
+    }
     if do_save && save::save_held(srv, &mut ctx.keys, 0).is_err() {
         return ctx.out.error("ERR");
     }
     if flush {
-        let tables: Vec<_> = (0..srv.keyspace.len())
-            .map(|db| ctx.keys.flush_db(db))
-            .collect();
-        drop(tables);
-        // Emptying for a reload is not a change to save (emptyData does not count it);
-        // the flush itself stays recorded (WATCH).
-        ctx.keys.changes.extra_dirty = 0;
+        empty_data(ctx);
     }
     let dups = if merge {
         load::Duplicates::Replace
@@ -219,6 +218,52 @@ fn reload(ctx: &mut Ctx, opts: &[&[u8]]) {
         return ctx.out.error("ERR Error trying to load the RDB dump");
     }
     crate::log::warning("DB reloaded by DEBUG RELOAD");
+    ctx.out.ok();
+}
+
+const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+
+/// emptyData for DEBUG RELOAD and LOADAOF, every shard held.
+fn empty_data(ctx: &mut Ctx) {
+    let tables: Vec<_> = (0..ctx.srv.keyspace.len())
+        .map(|db| ctx.keys.flush_db(db))
+        .collect();
+    drop(tables);
+    // Emptying for a reload is not a change to save (emptyData does not count it); the
+    // flush itself stays recorded (WATCH).
+    ctx.keys.changes.extra_dirty = 0;
+}
+
+/// DEBUG LOADAOF: write out what the AOF has not written yet, empty the dataset, and load
+/// the AOF directory again (with `appendonly no` too: whatever AOF is on disk). As in
+/// Redis, a load that fails (no AOF at all included) ends the server. The flush happens
+/// with every shard held, and `loading` is set before they are released: until the
+/// replay ends, other clients get -LOADING (Redis serves them so while it loads). The
+/// replay runs through the dispatcher, each command taking its own locks, as at start-up.
+fn loadaof(ctx: &mut Ctx) {
+    use crate::persist::aof;
+    let srv = ctx.srv;
+    if srv
+        .persist
+        .loading
+        .compare_exchange(false, true, Relaxed, Relaxed)
+        .is_err()
+    {
+        return ctx.out.error(LOADING);
+    }
+    if srv.persist.aof.is_on() {
+        aof::before_reply(srv);
+    }
+    empty_data(ctx);
+    ctx.keys.relock(&mut engine::Plan::new());
+    let ret = aof::load::reload(srv, ctx.client.worker);
+    if !matches!(ret, aof::load::Status::Ok | aof::load::Status::Empty) {
+        std::process::exit(1);
+    }
+    srv.persist.loading.store(false, Relaxed);
+    // server.dirty = 0: the replayed commands are not changes to save.
+    crate::persist::reset_dirty(srv, ctx.keys.changes.dirty());
+    crate::log::warning("Append Only File loaded by DEBUG LOADAOF");
     ctx.out.ok();
 }
 

@@ -58,7 +58,10 @@ pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
         }
         return;
     }
-    if !srv.propagation.active() {
+    // The AOF's replaying client propagates nothing (Redis's fake client runs commands
+    // without call()): DEBUG LOADAOF must not append the file to itself.
+    let replaying = ctx.client.id == crate::persist::aof::load::AOF_CLIENT_ID;
+    if !srv.propagation.active() || replaying {
         // Nothing reads the stream: no propagated forms to build.
         consume(srv, ctx.client.worker, changes, Vec::new());
     } else {

@@ -157,6 +157,17 @@ fn run(
         client.flag_transaction();
         return reply_error(srv, client.worker, out, msg);
     };
+    // DEBUG LOADAOF sets `loading` with every shard held: a command that passed the
+    // check before and waited for its locks meanwhile must not run inside the replay.
+    if srv.persist.is_loading()
+        && !cmd.flags.loading
+        && client.id != crate::persist::aof::load::AOF_CLIENT_ID
+    {
+        drop(keys);
+        cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
+        client.flag_transaction();
+        return reply_error(srv, client.worker, out, LOADING_ERR);
+    }
     if may_offload && crate::offload::wanted(srv, cmd, argv, &mut keys) {
         drop(keys);
         return crate::offload::submit(srv, client, out, argv);
@@ -177,6 +188,8 @@ fn run(
     }
     ctx.keys.changes.clear();
 }
+
+const LOADING_ERR: &str = "LOADING Redis is loading the dataset in memory";
 
 /// Redis's checks before a command runs, in Redis's order. Replies the error and returns
 /// `None` when the command must not run.
@@ -262,11 +275,7 @@ fn check<'t>(
         return None;
     }
     if srv.persist.is_loading() && !cmd.flags.loading && !replaying {
-        rejected(
-            client,
-            out,
-            "LOADING Redis is loading the dataset in memory",
-        );
+        rejected(client, out, LOADING_ERR);
         return None;
     }
     Some(cmd)
@@ -403,6 +412,10 @@ fn reply_error(srv: &Server, worker: usize, out: &mut ReplyBuf, msg: &str) {
 /// slow log. Per-worker counters only; the slow log and latency monitor take their locks
 /// only for commands past their thresholds.
 fn record_call(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]], elapsed: std::time::Duration) {
+    if ctx.client.id == crate::persist::aof::load::AOF_CLIENT_ID {
+        // The AOF's replay runs outside the call statistics (Redis's fake client).
+        return;
+    }
     let srv = ctx.srv;
     let hot = &srv.config.hot;
     let usec = elapsed.as_micros() as u64;

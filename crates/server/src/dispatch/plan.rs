@@ -93,7 +93,7 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         LockRule::DebugObject => {
             if argv.len() >= 3 && is(argv[1], "object") {
                 plan.key(ks, db, argv[2]);
-            } else if is(argv[1], "reload") {
+            } else if is(argv[1], "reload") || is(argv[1], "loadaof") {
                 plan.all();
             }
         }

@@ -39,7 +39,8 @@ struct Replayer {
 }
 
 impl Replayer {
-    fn new() -> std::io::Result<Replayer> {
+    /// A replaying client on `worker` (the thread it runs on: its per-worker counters).
+    fn new(worker: usize) -> std::io::Result<Replayer> {
         let poll = mio::Poll::new()?;
         let mailbox = Arc::new(crate::net::mailbox::Mailbox::new(
             poll.registry(),
@@ -58,7 +59,7 @@ impl Replayer {
             mailbox,
         ));
         Ok(Replayer {
-            client: ClientState::detached(AOF_CLIENT_ID, 0, 0, info),
+            client: ClientState::detached(AOF_CLIENT_ID, 0, worker, info),
             out: ReplyBuf::default(),
             _poll: poll,
         })
@@ -93,8 +94,8 @@ enum Stop {
     Failed,
 }
 
-/// loadSingleAppendOnlyFile.
-fn load_single(srv: &Server, name: &str, old_style: bool, last: bool) -> Status {
+/// loadSingleAppendOnlyFile, its commands run on `worker`.
+fn load_single(srv: &Server, name: &str, old_style: bool, last: bool, worker: usize) -> Status {
     let path = super::path(srv, name);
     let buf = match std::fs::read(&path) {
         Ok(b) => b,
@@ -138,7 +139,7 @@ fn load_single(srv: &Server, name: &str, old_style: bool, last: bool) -> Status 
             log::notice("Reading the remaining AOF tail...");
         }
     }
-    let mut r = match Replayer::new() {
+    let mut r = match Replayer::new(worker) {
         Ok(r) => r,
         Err(e) => {
             log::warning(&format!(
@@ -318,8 +319,8 @@ fn upgrade(srv: &Server, am: &mut Manifest) {
     ));
 }
 
-/// loadAppendOnlyFiles.
-fn load_files(srv: &Server, am: &mut Manifest) -> Status {
+/// loadAppendOnlyFiles, the commands run on `worker`.
+fn load_files(srv: &Server, am: &mut Manifest, worker: usize) -> Status {
     let dir = srv.config.get("appenddirname");
     let filename = srv.config.get("appendfilename");
     if Path::new(&filename).is_file() {
@@ -361,7 +362,7 @@ fn load_files(srv: &Server, am: &mut Manifest) -> Status {
         let last = i + 1 == count;
         let is_base = f.kind == manifest::BASE;
         let start = Instant::now();
-        ret = load_single(srv, &f.name, is_base && f.name == filename, last);
+        ret = load_single(srv, &f.name, is_base && f.name == filename, last, worker);
         if ret == Status::Ok || (ret == Status::Truncated && last) {
             log::notice(&format!(
                 "DB loaded from {} file {}: {:.3} seconds",
@@ -398,7 +399,7 @@ pub fn at_startup(srv: &Server) {
         &srv.config.get("appenddirname"),
         &srv.config.get("appendfilename"),
     );
-    let ret = load_files(srv, &mut am);
+    let ret = load_files(srv, &mut am, 0);
     srv.persist.aof.inner.lock().manifest = am;
     // Redis's fake client runs each command's procedure without call(): replayed
     // commands count in no command statistics.
@@ -411,4 +412,23 @@ pub fn at_startup(srv: &Server) {
             start.elapsed().as_secs_f64()
         )),
     }
+}
+
+/// DEBUG LOADAOF, once the caller emptied the dataset: the manifest is read from disk
+/// again (aofLoadManifestFromDisk), history files are removed (aofDelHistoryFiles), and
+/// the files are loaded with their commands run on `worker`, the caller's thread.
+/// Anything but `Ok` or `Empty` is a failure Redis exits on.
+pub fn reload(srv: &Server, worker: usize) -> Status {
+    let mut am = {
+        let mut inner = srv.persist.aof.inner.lock();
+        inner.manifest = manifest::load_from_disk(
+            &srv.config.get("appenddirname"),
+            &srv.config.get("appendfilename"),
+        );
+        super::rewrite::delete_history(srv, &mut inner);
+        inner.manifest.clone()
+    };
+    let ret = load_files(srv, &mut am, worker);
+    srv.persist.aof.inner.lock().manifest = am;
+    ret
 }

@@ -293,15 +293,17 @@ pub fn open_on_start(srv: &Server) {
     // The base is written with every shard held, before the writer's mutex (lock order).
     let mut am = std::mem::take(&mut aof.inner.lock().manifest);
     let had_incr = !am.incr.is_empty();
-    if am.base.is_none() && !had_incr {
+    let created_base = am.base.is_none() && !had_incr;
+    if created_base {
         let rdb = srv.config.get_bool("aof-use-rdb-preamble");
         let base = am.new_base(&filename, rdb);
         let base_path = path(srv, &base);
         if rewrite::write_base_now(srv, &base_path, rdb).is_err() {
             std::process::exit(1);
         }
+        // Redis counts a base it creates at start-up in neither aof_base_size nor
+        // aof_current_size (until the files are loaded again).
         log::notice(&format!("Creating AOF base file {base} on server start"));
-        aof.base_size.store(file_size(&base_path), Relaxed);
     }
     let name = am.last_incr(&filename);
     let p = path(srv, &name);
@@ -324,8 +326,12 @@ pub fn open_on_start(srv: &Server) {
     inner.incr_size = size;
     inner.fsync_offset = size;
     inner.file = Some(file);
-    aof.current_size
-        .store(total_size(srv, &inner.manifest), Relaxed);
+    let counted = if created_base {
+        size
+    } else {
+        total_size(srv, &inner.manifest)
+    };
+    aof.current_size.store(counted, Relaxed);
     start_appending(srv, &mut inner, ON);
     drop(inner);
     if had_incr {

@@ -340,7 +340,7 @@ fn install(srv: &Server, tmp: &str, rdb: bool) -> Result<(), SaveFailed> {
 }
 
 /// aofDelHistoryFiles (unless `aof-disable-auto-gc`).
-fn delete_history(srv: &Server, inner: &mut super::Inner) {
+pub(super) fn delete_history(srv: &Server, inner: &mut super::Inner) {
     if srv.config.get_bool("aof-disable-auto-gc") || inner.manifest.history.is_empty() {
         return;
     }
