@@ -7,7 +7,6 @@ during the reload get -LOADING or are in the reloaded dataset, never lost."""
 import os
 import threading
 
-import pytest
 import redis
 
 from test_aof import Server, tmpdirs  # noqa: F401 (fixture)
