@@ -2,6 +2,8 @@
 holds a denyoom command once memory went over the limit after it was queued, CONFIG SET
 maxmemory shrinking and growing at run time, and the used_memory figure checked against
 jemalloc's own count while a real client fills the server."""
+import time
+
 import redis
 
 from conftest import AGAINST_REDIS
@@ -60,6 +62,11 @@ def test_shrink_and_grow_at_run_time(fresh_skein):
         pipe.set("key:%d" % i, "x" * 100)
     pipe.execute()
     filler.close()
+    # Its buffers are freed once its worker has seen the close: wait for that.
+    for _ in range(200):
+        if len(c.client_list()) == 1:
+            break
+        time.sleep(0.01)
     used = int(c.info("memory")["used_memory"])
     # Shrinking below what is used: writes are refused (noeviction), reads served.
     c.config_set("maxmemory", str(base + (used - base) // 2))

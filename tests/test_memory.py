@@ -235,7 +235,9 @@ def test_resident_memory_bounded_by_fill_past_maxmemory(fresh_skein):
 
 def client_eviction(port):
     """A client that pipelines big replies without reading them is disconnected once the
-    clients' memory passes maxmemory-clients; one flagged CLIENT NO-EVICT is not."""
+    clients' memory passes maxmemory-clients, before its next command runs (Redis checks
+    before every command: the INCR at the end of its pipeline never runs); one flagged
+    CLIENT NO-EVICT is not, and its whole pipeline runs."""
     ctl = redis.Redis(port=port)
     ctl.client_no_evict("on")
     ctl.set("big", "x" * 100_000)
@@ -246,7 +248,7 @@ def client_eviction(port):
         if no_evict:
             conn.call("CLIENT", "NO-EVICT", "ON")
         cid = parse(conn.call("CLIENT", "ID"))
-        conn.send_raw(b"GET big\r\n" * 300)
+        conn.send_raw(b"GET big\r\n" * 300 + b"INCR ran:%d\r\n" % no_evict)
         return conn, cid
 
     def listed(cid):
@@ -265,6 +267,7 @@ def client_eviction(port):
     time.sleep(1)
     out["no_evict_kept"] = listed(cid)
     out["evicted_clients_after"] = int(ctl.info("stats")["evicted_clients"])
+    out["ran"] = ctl.mget("ran:0", "ran:1")
     conn.close()
     ctl.config_set("maxmemory-clients", "0")
     out["ctl_alive"] = ctl.ping()
@@ -275,5 +278,40 @@ def client_eviction(port):
 def test_client_eviction(fresh_redis, fresh_skein):
     want = client_eviction(fresh_redis().port)
     assert want == {"hog_evicted": True, "evicted_clients": 1, "no_evict_kept": True,
-                    "evicted_clients_after": 1, "ctl_alive": True}
+                    "evicted_clients_after": 1, "ran": [None, b"1"], "ctl_alive": True}
     assert client_eviction(fresh_skein().port) == want
+
+
+LIBS = [
+    "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return args[1] end)",
+    "#!lua name=mylib2\n"
+    "redis.register_function('f2', function(keys, args) return args[1] end)\n"
+    "redis.register_function{function_name='f3', callback=function(keys, args) return 1 end,"
+    " description='the third function', flags={'no-writes'}}",
+]
+
+
+def function_memory(port):
+    c = redis.Redis(port=port)
+    seen = []
+    for lib in [None] + LIBS:
+        if lib is not None:
+            c.function_load(lib)
+        st, info = c.memory_stats(), c.info("memory")
+        assert info["used_memory_functions"] == st["functions.caches"]
+        seen.append((st["functions.caches"], info["number_of_functions"],
+                     info["number_of_libraries"], st["aof.buffer"]))
+    c.function_flush()
+    seen.append((c.memory_stats()["functions.caches"], 0, 0, 0))
+    return seen
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="compares the two servers")
+def test_functions_caches_near_redis(fresh_redis, fresh_skein):
+    """MEMORY STATS functions.caches (= INFO used_memory_functions) follows the libraries
+    loaded as Redis's functionsMemoryOverhead does, within 10% of Redis's figure; the
+    function and library counts are Redis's."""
+    want, got = function_memory(fresh_redis().port), function_memory(fresh_skein().port)
+    for (w, *wc), (g, *gc) in zip(want, got):
+        assert wc == gc
+        assert abs(g - w) <= 0.1 * w, (want, got)

@@ -203,6 +203,15 @@ impl ClientInfo {
         self.tot_mem.load(Relaxed) + self.pubsub.memory()
     }
 
+    /// Publish the connection's buffer memory (`tot_mem`), keeping `sum` (its worker's
+    /// `clients_mem`) equal to the sum over the worker's connections.
+    pub fn set_conn_mem(&self, n: u64, sum: &AtomicU64) {
+        let old = self.tot_mem.swap(n, Relaxed);
+        if old != n {
+            sum.fetch_add(n.wrapping_sub(old), Relaxed);
+        }
+    }
+
     /// One line of CLIENT LIST / CLIENT INFO, with Redis 7.0's fields in Redis's order.
     /// `cmd_name` resolves a command id to its full name.
     pub fn describe(&self, now_ms: i64, cmd_name: impl Fn(usize) -> String) -> String {

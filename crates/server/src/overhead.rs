@@ -24,6 +24,10 @@ pub struct Overhead {
     pub clients: usize,
     pub lua_caches: u64,
     pub scripts: usize,
+    /// Redis's functionsMemoryOverhead (`script::functions`).
+    pub functions_caches: u64,
+    /// The AOF's buffers (`persist::aof::buffer_bytes`).
+    pub aof_buffer: u64,
     pub dbs: Vec<DbOverhead>,
     /// Everything above the dataset (overhead.total).
     pub overhead_total: u64,
@@ -47,6 +51,8 @@ impl Overhead {
         let clients = srv.clients.all();
         let clients_normal: u64 = clients.iter().map(|c| c.memory()).sum();
         let lua_caches = srv.scripts.bytes() as u64;
+        let functions_caches = srv.scripts.functions.memory_overhead() as u64;
+        let aof_buffer = crate::persist::aof::buffer_bytes(srv);
         let mut dbs = Vec::new();
         let mut keys = 0;
         for (id, db) in srv.keyspace.dbs().iter().enumerate() {
@@ -65,7 +71,9 @@ impl Overhead {
         }
         let overhead_total = startup
             + clients_normal
+            + aof_buffer
             + lua_caches
+            + functions_caches
             + dbs.iter().map(|d| d.main + d.expires).sum::<u64>();
         Overhead {
             total,
@@ -75,6 +83,8 @@ impl Overhead {
             clients: clients.len(),
             lua_caches,
             scripts: srv.scripts.len(),
+            functions_caches,
+            aof_buffer,
             dbs,
             overhead_total,
             keys,

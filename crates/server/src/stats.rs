@@ -96,6 +96,10 @@ pub struct WorkerStats {
     pub evicted_keys: AtomicU64,
     /// Clients disconnected for maxmemory-clients (evicted_clients).
     pub evicted_clients: AtomicU64,
+    /// The sum of this worker's connections' `tot_mem` (kept by the worker as each
+    /// changes), so that client eviction can weigh every client before each command
+    /// without visiting them.
+    pub clients_mem: AtomicU64,
     /// Changes to the dataset (rdb_changes_since_last_save), as Redis's `dirty`.
     pub dirty: AtomicU64,
     /// Thread CPU time, microseconds (user, system), refreshed by the worker.
@@ -125,6 +129,7 @@ impl Default for WorkerStats {
             expired_keys: AtomicU64::new(0),
             evicted_keys: AtomicU64::new(0),
             evicted_clients: AtomicU64::new(0),
+            clients_mem: AtomicU64::new(0),
             dirty: AtomicU64::new(0),
             cpu_user_us: AtomicU64::new(0),
             cpu_sys_us: AtomicU64::new(0),

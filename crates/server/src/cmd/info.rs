@@ -264,16 +264,17 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("used_memory_lua_human", memory::human(vm));
     r.field("used_memory_scripts_eval", cached);
     r.field("number_of_cached_scripts", scripts.len());
-    r.zeros(&[
-        "number_of_functions",
-        "number_of_libraries",
-        "used_memory_vm_functions",
-    ]);
+    let (libraries, functions) = scripts.functions.counts();
+    r.field("number_of_functions", functions);
+    r.field("number_of_libraries", libraries);
+    // Libraries are compiled into the workers' Lua states, counted above.
+    r.field("used_memory_vm_functions", 0);
     r.field("used_memory_vm_total", vm);
     r.field("used_memory_vm_total_human", memory::human(vm));
-    r.field("used_memory_functions", 0);
-    r.field("used_memory_scripts", cached);
-    r.field("used_memory_scripts_human", memory::human(cached));
+    r.field("used_memory_functions", mh.functions_caches);
+    let scripts_bytes = cached + mh.functions_caches;
+    r.field("used_memory_scripts", scripts_bytes);
+    r.field("used_memory_scripts_human", memory::human(scripts_bytes));
     r.field("maxmemory", maxmemory);
     r.field("maxmemory_human", memory::human(maxmemory));
     r.field("maxmemory_policy", srv.config.get("maxmemory-policy"));
@@ -292,7 +293,8 @@ fn memory_section(srv: &Server, r: &mut Report) {
         "mem_clients_slaves",
     ]);
     r.field("mem_clients_normal", mh.clients_normal);
-    r.zeros(&["mem_cluster_links", "mem_aof_buffer"]);
+    r.field("mem_cluster_links", 0);
+    r.field("mem_aof_buffer", mh.aof_buffer);
     r.field("mem_allocator", memory::allocator_name());
     r.field("active_defrag_running", 0);
     r.field("lazyfree_pending_objects", crate::lazyfree::pending());

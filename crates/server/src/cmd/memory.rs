@@ -94,9 +94,9 @@ fn memory_stats(ctx: &mut Ctx, _argv: &[&[u8]]) {
     int(out, "clients.slaves", 0);
     int(out, "clients.normal", mh.clients_normal as i64);
     int(out, "cluster.links", 0);
-    int(out, "aof.buffer", 0);
+    int(out, "aof.buffer", mh.aof_buffer as i64);
     int(out, "lua.caches", mh.lua_caches as i64);
-    int(out, "functions.caches", 0);
+    int(out, "functions.caches", mh.functions_caches as i64);
     for db in &mh.dbs {
         out.bulk(format!("db.{}", db.id).as_bytes());
         out.map(3);

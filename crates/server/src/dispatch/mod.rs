@@ -246,6 +246,10 @@ fn check<'t>(
     // The AOF's replaying client runs what the file says, as Redis's fake client does:
     // no memory limit, no loading state, no disk-error refusal.
     let replaying = client.id == crate::persist::aof::load::AOF_CLIENT_ID;
+    if !replaying && crate::evict::clients::before_command(srv, &client.info, out.out.capacity()) {
+        // Evicted itself (Redis aborts the command; the connection closes unanswered).
+        return None;
+    }
     if !replaying && crate::evict::maxmemory(srv) != 0 && crate::evict::refuses(srv, client, cmd) {
         if cmd.fullname == "exec" {
             // rejectCommand on EXEC: execCommandAbort.

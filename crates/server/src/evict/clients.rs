@@ -1,12 +1,24 @@
 //! Client eviction (`maxmemory-clients`, Redis 7.0's evictClients): once the clients'
 //! buffers (CLIENT LIST's tot-mem, summed over every client) reach the limit, the biggest
 //! clients not flagged `CLIENT NO-EVICT` are disconnected, biggest first, until the sum is
-//! below it; each counts in INFO's `evicted_clients`. The cron thread checks every period
-//! (`hz`); Redis checks before every command as well.
+//! below it; each counts in INFO's `evicted_clients`. As in Redis, the check runs before
+//! every command ([`before_command`]: one load per worker while under the limit), and the
+//! cron thread runs the full count every period (`hz`), which also weighs what other
+//! threads queued for subscribers.
 
+use crate::clients::ClientInfo;
 use crate::server::Server;
+use parking_lot::Mutex;
 use std::cmp::Reverse;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// One eviction pass at a time (two workers over the limit at once would both pick the
+/// same victims' successors).
+static PASS: Mutex<()> = Mutex::new(());
+/// The clients' memory left by the last pass that could not get under the limit (only
+/// no-evict clients remained), so that commands do not start a futile pass each until
+/// the figure grows; 0 after a pass that got under it.
+static FUTILE_AT: AtomicU64 = AtomicU64::new(0);
 
 /// The smallest limit honoured, whatever is configured (so that a bad setting never cuts
 /// every client off).
@@ -27,16 +39,55 @@ pub fn limit(srv: &Server) -> u64 {
     bytes.max(MIN_LIMIT)
 }
 
-/// Disconnect the biggest evictable clients while the clients' memory is at the limit.
+/// Redis's evictClients at the start of processCommand: weigh every client (the workers'
+/// sums of their connections' memory, plus what the running client's reply buffer, now
+/// `out_capacity` bytes, grew by since its worker last published it), and past the limit
+/// disconnect the biggest evictable clients. True when the running client itself was
+/// evicted: its command must not run.
+pub fn before_command(srv: &Server, me: &ClientInfo, out_capacity: usize) -> bool {
+    let limit = limit(srv);
+    if limit == 0 {
+        return false;
+    }
+    let grown = (out_capacity as u64).saturating_sub(me.rbuf_size.load(Relaxed));
+    let published: u64 = srv
+        .stats
+        .workers
+        .iter()
+        .map(|w| w.clients_mem.load(Relaxed))
+        .sum();
+    let total = published + grown;
+    if total < limit || total <= FUTILE_AT.load(Relaxed) {
+        return false;
+    }
+    if let Some(_pass) = PASS.try_lock() {
+        pass(srv, limit, Some((me.id, grown)));
+    }
+    me.kill.load(Relaxed)
+}
+
+/// Disconnect the biggest evictable clients while the clients' memory is at the limit
+/// (the cron's check).
 pub fn evict(srv: &Server) {
     let limit = limit(srv);
     if limit == 0 {
         return;
     }
+    let _pass = PASS.lock();
+    pass(srv, limit, None);
+}
+
+/// One pass over every client; `running` is the running client's id and the bytes its
+/// reply buffer holds beyond what its worker published.
+fn pass(srv: &Server, limit: u64, running: Option<(u64, u64)>) {
     let clients = srv.clients.all();
-    let mem = |c: &crate::clients::ClientInfo| c.memory();
+    let mem = |c: &ClientInfo| match running {
+        Some((id, grown)) if id == c.id => c.memory() + grown,
+        _ => c.memory(),
+    };
     let mut total: u64 = clients.iter().map(|c| mem(c)).sum();
     if total < limit {
+        FUTILE_AT.store(0, Relaxed);
         return;
     }
     let mut evictable: Vec<_> = clients
@@ -48,6 +99,7 @@ pub fn evict(srv: &Server) {
     let all = &srv.commands.all;
     for c in evictable {
         if total < limit {
+            FUTILE_AT.store(0, Relaxed);
             return;
         }
         let line = c.describe(now, |i| {
@@ -59,6 +111,9 @@ pub fn evict(srv: &Server) {
         srv.stats.global.evicted_clients.fetch_add(1, Relaxed);
     }
     if total >= limit {
+        FUTILE_AT.store(total, Relaxed);
         crate::log::warning("Over client maxmemory after evicting all evictable clients");
+    } else {
+        FUTILE_AT.store(0, Relaxed);
     }
 }

@@ -46,7 +46,11 @@ pub fn maxmemory(srv: &Server) -> u64 {
 /// replica output buffers and the AOF buffer): here the propagated writes kept for the
 /// stream's reader.
 pub fn not_counted(srv: &Server) -> u64 {
-    srv.propagation.buffered()
+    if srv.persist.aof.is_on() {
+        crate::persist::aof::buffer_bytes(srv)
+    } else {
+        srv.propagation.buffered()
+    }
 }
 
 /// How far over the limit the counted memory is (getMaxmemoryState's `tofree`): 0 when

@@ -127,7 +127,7 @@ impl Conn {
     }
 
     /// Room to read into: move unparsed bytes to the front, grow when still short.
-    fn make_room(&mut self) {
+    fn make_room(&mut self, srv: &Server) {
         if self.rstart > 0 {
             self.rbuf.copy_within(self.rstart..self.rend, 0);
             self.rend -= self.rstart;
@@ -136,8 +136,7 @@ impl Conn {
         if self.rbuf.len() - self.rend < READ_CHUNK {
             let size = (self.rbuf.len() * 2).max(READ_CHUNK);
             self.rbuf.resize(size, 0);
-            let info = &self.state.info;
-            info.tot_mem.store(self.memory() as u64, Relaxed);
+            self.publish_memory(srv);
         }
     }
 
@@ -157,7 +156,7 @@ impl Conn {
         let mut more = false;
         loop {
             if self.rend == self.rbuf.len() {
-                self.make_room();
+                self.make_room(srv);
             }
             let room = self.rbuf.len() - self.rend;
             match self.stream.read(&mut self.rbuf[self.rend..]) {
@@ -243,7 +242,10 @@ impl Conn {
                 stop = Stop::Offloaded;
                 break;
             }
-            if self.state.close_after_reply || srv.is_shutting_down() {
+            if self.state.close_after_reply
+                || srv.is_shutting_down()
+                || self.state.info.kill.load(Relaxed)
+            {
                 stop = Stop::Closing;
                 break;
             }
@@ -392,7 +394,7 @@ impl Conn {
 
     /// Hand back what holds nothing (small buffers only: big ones wait for `trim`), and
     /// publish the buffer figures CLIENT LIST shows.
-    fn give_back(&mut self, spare: &mut Spare) {
+    fn give_back(&mut self, srv: &Server, spare: &mut Spare) {
         let held = self.rend - self.rstart;
         if self.rbuf.len() >= READ_CHUNK && self.rbuf.len() <= KEEP && held <= PART_KEEP {
             // A small part of a request keeps only its own bytes.
@@ -406,17 +408,30 @@ impl Conn {
             spare.give_out(std::mem::take(&mut self.out.out));
             self.wpos = 0;
         }
-        self.publish_sizes();
+        self.publish_sizes(srv);
     }
 
-    fn publish_sizes(&self) {
+    /// `tot_mem`, and its worker's sum of it (see `evict::clients`).
+    fn publish_memory(&self, srv: &Server) {
+        let info = &self.state.info;
+        let sum = &srv.stats.workers[info.worker].clients_mem;
+        info.set_conn_mem(self.memory() as u64, sum);
+    }
+
+    /// The connection leaves its worker: its memory leaves the worker's sum.
+    pub fn forget_memory(&self, srv: &Server) {
+        let info = &self.state.info;
+        info.set_conn_mem(0, &srv.stats.workers[info.worker].clients_mem);
+    }
+
+    fn publish_sizes(&self, srv: &Server) {
         let info = &self.state.info;
         info.qbuf.store((self.rend - self.rstart) as u64, Relaxed);
         info.qbuf_free
             .store((self.rbuf.len() - self.rend) as u64, Relaxed);
         info.rbuf_size
             .store(self.out.out.capacity() as u64, Relaxed);
-        info.tot_mem.store(self.memory() as u64, Relaxed);
+        self.publish_memory(srv);
     }
 
     /// Handle a readiness event, a mailbox notification or a retry, with the worker's
@@ -425,7 +440,7 @@ impl Conn {
         self.borrow(spare);
         let after = self.service(srv, worker, ev, spare);
         if after != After::Close {
-            self.give_back(spare);
+            self.give_back(srv, spare);
         }
         after
     }
@@ -570,7 +585,7 @@ impl Conn {
     }
 
     /// Free idle buffers (called for quiet connections).
-    pub fn trim(&mut self) {
+    pub fn trim(&mut self, srv: &Server) {
         if self.rstart == self.rend && !self.rbuf.is_empty() {
             self.rbuf = Vec::new();
             self.rstart = 0;
@@ -581,7 +596,7 @@ impl Conn {
             self.wpos = 0;
         }
         self.state.info.rbuf_peak.store(0, Relaxed);
-        self.publish_sizes();
+        self.publish_sizes(srv);
     }
 
     /// Memory the connection holds (CLIENT LIST tot-mem, what maxmemory-clients weighs):

@@ -400,6 +400,7 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            conn.forget_memory(&self.srv);
             conn.state.leave(&self.srv);
             let info = &conn.state.info;
             if info.is_monitor() {
@@ -438,7 +439,7 @@ impl Worker {
                 continue;
             }
             if idle > TRIM_IDLE_MS {
-                c.trim();
+                c.trim(&self.srv);
             }
         }
         let (u, s) = crate::stats::thread_cpu_us();

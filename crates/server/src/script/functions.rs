@@ -228,6 +228,40 @@ impl Functions {
         (r.libraries.len(), r.functions.len())
     }
 
+    /// MEMORY STATS `functions.caches`, INFO `used_memory_functions`: Redis's
+    /// functionsMemoryOverhead over the same libraries (its structures at the allocator's
+    /// size classes: each library's record, name and code, each function's record, name,
+    /// description and Lua reference, the function-name dict), plus the Lua engine's
+    /// registration, which Redis counts even with no library loaded.
+    pub fn memory_overhead(&self) -> usize {
+        const ENGINE: usize = 200;
+        let class = engine::mem::size_class;
+        // An sds string's allocation: its header (3, 5 or 9 bytes), the bytes, the NUL.
+        let sds = |len: usize| {
+            let header = match len {
+                0..=255 => 3,
+                256..=65535 => 5,
+                _ => 9,
+            };
+            class(header + len + 1)
+        };
+        let r = self.registry.read();
+        let mut bytes = ENGINE;
+        for lib in r.libraries.values() {
+            bytes += class(32) + sds(lib.name.len()) + sds(lib.code.len());
+            for f in &lib.functions {
+                let desc = f.description.as_ref().map_or(0, |d| sds(d.len()));
+                bytes += class(40) + sds(f.name.len()) + desc + class(4);
+            }
+        }
+        let n = r.functions.len();
+        if n > 0 {
+            // dictMemUsage: an entry per function and a pointer per slot.
+            bytes += 24 * n + 8 * n.next_power_of_two().max(4);
+        }
+        bytes
+    }
+
     /// Does FCALL of `name` hold its whole database (see `Function::whole_db`)?
     pub fn wants_whole_db(&self, name: &[u8]) -> bool {
         self.library_of(name)

@@ -66,6 +66,19 @@ impl Inner {
     }
 }
 
+/// What Redis counts as its AOF buffer (MEMORY STATS `aof.buffer`, INFO `mem_aof_buffer`,
+/// left out of what eviction weighs): while the AOF is on, the propagation stream's
+/// records not yet taken by the AOF thread and the buffer of bytes taken but not yet
+/// written; 0 when it is off.
+pub fn buffer_bytes(srv: &crate::server::Server) -> u64 {
+    let aof = &srv.persist.aof;
+    if !aof.is_on() {
+        return 0;
+    }
+    let pending = aof.inner.lock().pending.capacity();
+    srv.propagation.buffered() + engine::mem::vec::<u8>(pending) as u64
+}
+
 pub struct Aof {
     state: AtomicU8,
     policy: AtomicU8,
