@@ -85,6 +85,9 @@ pub struct ClientState {
     /// A heavy command running on the background pool: no further command runs until
     /// its reply is back (see [`crate::offload`]).
     pub offloaded: Option<Arc<crate::offload::Reply>>,
+    /// Memory was over `maxmemory` with nothing left to evict when the running top-level
+    /// command started (Redis's pre_command_oom_state): a script's first write fails.
+    pub oom_at_start: bool,
 }
 
 impl ClientState {
@@ -105,6 +108,7 @@ impl ClientState {
             watched: Vec::new(),
             blocked: None,
             offloaded: None,
+            oom_at_start: false,
         }
     }
 

@@ -250,7 +250,11 @@ fn check<'t>(
         // Evicted itself (Redis aborts the command; the connection closes unanswered).
         return None;
     }
-    if !replaying && crate::evict::maxmemory(srv) != 0 && crate::evict::refuses(srv, client, cmd) {
+    client.oom_at_start = false;
+    if !replaying
+        && crate::evict::maxmemory(srv) != 0
+        && crate::evict::refuses(srv, client, cmd, argv)
+    {
         if cmd.fullname == "exec" {
             // rejectCommand on EXEC: execCommandAbort.
             client.end_transaction(srv);
@@ -264,10 +268,12 @@ fn check<'t>(
         }
         return None;
     }
-    if !replaying && (is_write(srv, client, cmd) || cmd.name == "ping") {
+    if !replaying {
         if let Some(msg) = crate::persist::writes_denied(srv) {
-            rejected(client, out, &msg);
-            return None;
+            if cmd.name == "ping" || is_write(srv, client, cmd, argv) {
+                rejected(client, out, &msg);
+                return None;
+            }
         }
     }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {
@@ -287,14 +293,11 @@ fn check<'t>(
 
 /// Is this a write (Redis's is_write_command): a `write` command, or EXEC of a
 /// transaction that queued one.
-fn is_write(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
-    if cmd.flags.write {
-        return true;
-    }
-    if cmd.fullname != "exec" {
-        return false;
-    }
-    queued_any(srv, client, |f| f.write)
+/// Is the command a write (for a script, unless it declared `no-writes`), or EXEC of a
+/// transaction holding one?
+fn is_write(srv: &Server, client: &ClientState, cmd: &CommandDef, argv: &[&[u8]]) -> bool {
+    let writes = |c: &CommandDef, a: &[&[u8]]| crate::script::flags::writes(srv, c, a);
+    writes(cmd, argv) || (cmd.fullname == "exec" && queued_any(srv, client, writes))
 }
 
 /// Does the client's open transaction hold a command whose flags satisfy `pred`
@@ -302,12 +305,12 @@ fn is_write(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
 pub fn queued_any(
     srv: &Server,
     client: &ClientState,
-    pred: impl Fn(&crate::cmd::table::Flags) -> bool,
+    pred: impl Fn(&CommandDef, &[&[u8]]) -> bool,
 ) -> bool {
     client.multi.as_ref().is_some_and(|m| {
         m.queued.iter().any(|argv| {
             let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
-            srv.commands.lookup(&args).is_some_and(|c| pred(&c.flags))
+            srv.commands.lookup(&args).is_some_and(|c| pred(c, &args))
         })
     })
 }

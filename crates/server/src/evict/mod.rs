@@ -146,15 +146,19 @@ pub fn background(srv: &Server, budget: std::time::Duration) {
 /// The maxmemory step of processCommand, run before a command (with no locks held) when
 /// a limit is set: evict what the policy allows, then refuse the command with
 /// [`OOM_ERR`] if memory is still over the limit and the command may grow it (flagged
-/// `denyoom`, EXEC of a transaction holding one, or anything queued inside MULTI but
-/// EXEC, DISCARD, QUIT and RESET). Returns true when the command must be refused.
-pub fn refuses(srv: &Server, client: &ClientState, cmd: &CommandDef) -> bool {
-    if perform(srv, client.worker) != Outcome::Fail {
+/// `denyoom` — for a script, unless it declared `allow-oom` or `no-writes` —, EXEC of a
+/// transaction holding one, or anything queued inside MULTI but EXEC, DISCARD, QUIT and
+/// RESET). Records whether memory was over the limit in `client.oom_at_start` (a
+/// script's first write checks it). Returns true when the command must be refused.
+pub fn refuses(srv: &Server, client: &mut ClientState, cmd: &CommandDef, argv: &[&[u8]]) -> bool {
+    client.oom_at_start = perform(srv, client.worker) == Outcome::Fail;
+    if !client.oom_at_start {
         return false;
     }
     let name = cmd.fullname.as_str();
-    cmd.flags.denyoom
-        || (name == "exec" && crate::dispatch::queued_any(srv, client, |f| f.denyoom))
+    let denyoom = |c: &CommandDef, a: &[&[u8]]| crate::script::flags::denyoom(srv, c, a);
+    denyoom(cmd, argv)
+        || (name == "exec" && crate::dispatch::queued_any(srv, client, denyoom))
         || (client.in_multi() && !matches!(name, "exec" | "discard" | "quit" | "reset"))
 }
 

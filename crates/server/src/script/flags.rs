@@ -1,6 +1,9 @@
 //! Script flags declared in a shebang (`#!lua flags=no-writes,allow-oom`), parsed as
 //! Redis's evalExtractShebangFlags does.
 
+use crate::cmd::table::CommandDef;
+use crate::server::Server;
+
 /// What a script declared. A script without a shebang runs in compatibility mode (as
 /// before Redis 7.0: it may write, and its flags come from EVAL's own).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,6 +34,42 @@ impl ScriptFlags {
     /// The run may not write: an `_RO` command, or a script declaring `no-writes`.
     pub fn read_only(&self, ro_command: bool) -> bool {
         ro_command || (!self.compat && self.no_writes)
+    }
+}
+
+/// The flags a script run by `argv` (EVAL, EVALSHA, FCALL and their `_RO` forms) declared,
+/// which stand for the command's own `denyoom`/`write` flags when the server decides
+/// whether to run it (Redis's evalGetCommandFlags / fcallGetCommandFlags); `None` for any
+/// other command, a script without a shebang, or one not known yet.
+pub fn declared(srv: &Server, cmd: &CommandDef, argv: &[&[u8]]) -> Option<ScriptFlags> {
+    let name = *argv.get(1)?;
+    let flags = match cmd.fullname.as_str() {
+        "eval" | "eval_ro" => parse(name).ok()?.0,
+        "evalsha" | "evalsha_ro" if name.len() == 40 => srv.scripts.get(name)?.flags,
+        "fcall" | "fcall_ro" => {
+            let lib = srv.scripts.functions.library_of(name)?;
+            return lib.function(name).map(|f| f.flags);
+        }
+        _ => return None,
+    };
+    (!flags.compat).then_some(flags)
+}
+
+/// Is `argv` refused when memory is over `maxmemory` (denyoom)? A script that declared
+/// flags is unless it declared `allow-oom` or `no-writes`.
+pub fn denyoom(srv: &Server, cmd: &CommandDef, argv: &[&[u8]]) -> bool {
+    match declared(srv, cmd, argv) {
+        Some(f) => !(f.allow_oom || f.no_writes),
+        None => cmd.flags.denyoom,
+    }
+}
+
+/// Does `argv` count as a write (refused when writes are denied)? A script that declared
+/// flags does unless it declared `no-writes`.
+pub fn writes(srv: &Server, cmd: &CommandDef, argv: &[&[u8]]) -> bool {
+    match declared(srv, cmd, argv) {
+        Some(f) => !f.no_writes,
+        None => cmd.flags.write,
     }
 }
 

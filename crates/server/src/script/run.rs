@@ -90,6 +90,9 @@ struct Run<'s> {
     read_only: bool,
     /// A write (or may-replicate) command was called: the run can no longer restart.
     wrote: bool,
+    /// A write command was called (Redis's SCRIPT_WRITE_DIRTY): later writes are allowed
+    /// even when memory was over `maxmemory` when the script started.
+    dirty: bool,
     /// The run may restart under a wider lock (not inside MULTI/EXEC).
     may_restart: bool,
     /// Abandoned: restart under a wider lock.
@@ -222,6 +225,7 @@ fn attempt_run(
         db: ctx.client.db,
         read_only,
         wrote: false,
+        dirty: false,
         may_restart,
         restart: None,
         abort: st.abort.clone(),
@@ -353,6 +357,16 @@ fn command(
     if run.read_only && writes {
         return fail("Write commands are not allowed from read-only scripts.");
     }
+    // scriptVerifyOOM: the first write of a script not declaring allow-oom fails when
+    // memory was over the limit as the script's command started.
+    if cmd.flags.denyoom
+        && !run.dirty
+        && ctx.client.oom_at_start
+        && !run.target.flags().allow_oom
+        && crate::evict::maxmemory(srv) != 0
+    {
+        return fail(&format!("-{}", crate::evict::OOM_ERR));
+    }
     if let Err(msg) = hold_keys(ctx, run, cmd, &argv) {
         return match msg {
             None => Ok((Value::Table(run.abort.clone()), true)),
@@ -361,6 +375,7 @@ fn command(
     }
     if writes {
         run.wrote = true;
+        run.dirty |= cmd.flags.write;
         if cmd.flags.write {
             RUN.with(|r| r.handle.wrote.store(true, Relaxed));
         }
