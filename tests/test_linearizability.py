@@ -1,5 +1,6 @@
 """Linearizability: the Go checker in tests/linearizability (a concurrent GET / SET /
-SET..GET / INCR / APPEND / DEL workload on a few keys, its history checked by porcupine)
+SET..GET / INCR / APPEND / DEL workload on a few keys, with or without a compare-and-set
+Lua script run by EVALSHA among them, its history checked by porcupine)
 against a fresh skein-server with several workers, and once against redis-server as a
 sanity check of the checker itself. The checker's model is unit-tested with `go test`
 (legal histories accepted, stale reads and lost increments refused).
@@ -67,11 +68,24 @@ def test_model_refuses_illegal_histories():
 def test_redis_is_linearizable(checker, redis_server):
     rc, out = run_checker(checker, redis_server.port, "-prefix", "lin:redis:")
     assert rc == 0, out
+    rc, out = run_checker(checker, redis_server.port, "-prefix", "lin:rcas:", "-cas", "40")
+    assert rc == 0, out
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_skein_is_linearizable(checker, fresh_skein, seed):
     server = fresh_skein(workers=4)
     rc, out = run_checker(checker, server.port, "-seed", str(seed))
+    assert rc == 0, out
+    assert server.alive()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_skein_compare_and_set_scripts_are_linearizable(checker, fresh_skein, seed):
+    """A compare-and-set register: 40% of the operations are a compare-and-set script
+    (EVALSHA; half of them right after a GET of the key) racing plain GETs and SETs of
+    the same 8 keys from 40 clients spread over 4 workers."""
+    server = fresh_skein(workers=4)
+    rc, out = run_checker(checker, server.port, "-seed", str(seed), "-cas", "40")
     assert rc == 0, out
     assert server.alive()

@@ -1,5 +1,7 @@
 // Command linearizability runs a concurrent register workload (GET, SET, SET...GET, INCR,
-// APPEND, DEL on a few keys) against a Redis-protocol server, records when each operation
+// APPEND, DEL on a few keys; with -cas, GET, SET and a compare-and-set Lua script run by
+// EVALSHA)
+// against a Redis-protocol server, records when each operation
 // was invoked and when it returned, and checks the history with porcupine. It exits 0 if
 // the history is linearizable, 1 if it is not, 2 on any other failure (connection errors,
 // unexpected replies, a check that timed out).
@@ -25,6 +27,7 @@ type config struct {
 	prefix    string
 	checkTime time.Duration
 	viz       string
+	cas       int
 }
 
 func main() {
@@ -41,6 +44,8 @@ func main() {
 	flag.StringVar(&cfg.prefix, "prefix", "lin:", "key name prefix")
 	flag.DurationVar(&cfg.checkTime, "check-timeout", 60*time.Second, "time limit of the check")
 	flag.StringVar(&cfg.viz, "viz", "", "write an HTML visualization of the history here")
+	flag.IntVar(&cfg.cas, "cas", 0, "a compare-and-set register workload: the percentage of "+
+		"compare-and-set scripts among GET, SET and them (0: GET, SET, SET...GET, INCR, APPEND, DEL)")
 	flag.Parse()
 	os.Exit(run(cfg))
 }
@@ -59,7 +64,20 @@ func run(cfg config) int {
 	}
 	switch res {
 	case porcupine.Ok:
-		fmt.Printf("linearizable: %d operations, %d clients, %d keys\n", len(history), cfg.clients, cfg.keys)
+		fmt.Printf("linearizable: %d operations, %d clients, %d keys", len(history), cfg.clients, cfg.keys)
+		if cfg.cas > 0 {
+			cas, won := 0, 0
+			for _, op := range history {
+				if op.Input.(Input).Op == "cas" {
+					cas++
+					if op.Output.(Output).Int == 1 {
+						won++
+					}
+				}
+			}
+			fmt.Printf(", %d compare-and-sets (%d set the key)", cas, won)
+		}
+		fmt.Println()
 		return 0
 	case porcupine.Illegal:
 		fmt.Printf("NOT linearizable: %d operations, %d clients, %d keys", len(history), cfg.clients, cfg.keys)
@@ -88,6 +106,16 @@ func record(cfg config) ([]porcupine.Operation, error) {
 	if _, err := setup.Do(args...); err != nil {
 		return nil, err
 	}
+	if cfg.cas > 0 {
+		// Loaded once; every client runs it by its SHA (the cache is the server's).
+		r, err := setup.Do("SCRIPT", "LOAD", casScript)
+		if err != nil {
+			return nil, err
+		}
+		if r.Kind != '$' || r.Str != casSHA {
+			return nil, fmt.Errorf("SCRIPT LOAD answered %+v", r)
+		}
+	}
 	setup.Close()
 
 	conns := make([]*Conn, cfg.clients)
@@ -109,7 +137,7 @@ func record(cfg config) ([]porcupine.Operation, error) {
 		wg.Add(1)
 		go func(id, n int) {
 			defer wg.Done()
-			histories[id], errs[id] = client(conns[id], id, n, keys, cfg.seed, start)
+			histories[id], errs[id] = client(conns[id], id, n, keys, cfg, start)
 		}(id, n)
 	}
 	wg.Wait()
@@ -123,9 +151,29 @@ func record(cfg config) ([]porcupine.Operation, error) {
 	return all, nil
 }
 
-// pick chooses an operation with the workload's weights.
-func pick(r *rand.Rand, id, seq int, keys []string) Input {
+// casScript sets KEYS[1] to ARGV[2] if it holds ARGV[1]: 1 if it did, else 0.
+const casScript = "if redis.call('get', KEYS[1]) == ARGV[1] then " +
+	"redis.call('set', KEYS[1], ARGV[2]) return 1 else return 0 end"
+
+// casSHA is casScript's SHA1.
+const casSHA = "74c1f25e84abdfc793797fe07fa066b4815d572c"
+
+// pick chooses an operation with the workload's weights; a compare-and-set expects the
+// value this client last saw in the key (`seen`), so that many succeed.
+func pick(r *rand.Rand, id, seq int, keys []string, casPct int, seen map[string]string) Input {
 	in := Input{Key: keys[r.Intn(len(keys))]}
+	if casPct > 0 {
+		// A compare-and-set register: reads, writes and compare-and-sets only.
+		switch p := r.Intn(100); {
+		case p < casPct:
+			in.Op, in.Arg, in.Expect = "cas", fmt.Sprint(id*100000+seq+1), seen[in.Key]
+		case p < casPct+(100-casPct)*2/3:
+			in.Op = "get"
+		default:
+			in.Op, in.Arg = "set", fmt.Sprint(id*100000+seq+1)
+		}
+		return in
+	}
 	switch p := r.Intn(100); {
 	case p < 35:
 		in.Op = "get"
@@ -155,6 +203,8 @@ func command(in Input) []string {
 		return []string{"INCR", in.Key}
 	case "append":
 		return []string{"APPEND", in.Key, in.Arg}
+	case "cas":
+		return []string{"EVALSHA", casSHA, "1", in.Key, in.Expect, in.Arg}
 	default:
 		return []string{"DEL", in.Key}
 	}
@@ -171,17 +221,31 @@ func toOutput(in Input, r Reply) (Output, error) {
 		return Output{Kind: 's', Str: r.Str}, nil
 	case r.Kind == '+' && r.Str == "OK" && in.Op == "set":
 		return Output{Kind: 'o'}, nil
-	case r.Kind == ':' && (in.Op == "incr" || in.Op == "append" || in.Op == "del"):
+	case r.Kind == ':' && (in.Op == "incr" || in.Op == "append" || in.Op == "del" || in.Op == "cas"):
 		return Output{Kind: 'i', Int: r.Int}, nil
 	}
 	return Output{}, fmt.Errorf("unexpected reply %+v to %v", r, command(in))
 }
 
-func client(c *Conn, id, n int, keys []string, seed int64, start time.Time) ([]porcupine.Operation, error) {
-	r := rand.New(rand.NewSource(seed*1000003 + int64(id)))
+func client(c *Conn, id, n int, keys []string, cfg config, start time.Time) ([]porcupine.Operation, error) {
+	r := rand.New(rand.NewSource(cfg.seed*1000003 + int64(id)))
 	ops := make([]porcupine.Operation, 0, n)
+	seen := map[string]string{}
+	var next *Input
 	for seq := 0; seq < n; seq++ {
-		in := pick(r, id, seq, keys)
+		var in Input
+		switch {
+		case next != nil:
+			// The compare-and-set that follows its GET: it expects what the GET saw.
+			in, next = *next, nil
+			in.Expect = seen[in.Key]
+		default:
+			in = pick(r, id, seq, keys, cfg.cas, seen)
+			if in.Op == "cas" && r.Intn(2) == 0 {
+				// Half the compare-and-sets read the key first (read-modify-write).
+				next, in = &in, Input{Op: "get", Key: in.Key}
+			}
+		}
 		call := time.Since(start).Nanoseconds()
 		reply, err := c.Do(command(in)...)
 		ret := time.Since(start).Nanoseconds()
@@ -191,6 +255,14 @@ func client(c *Conn, id, n int, keys []string, seed int64, start time.Time) ([]p
 		out, err := toOutput(in, reply)
 		if err != nil {
 			return nil, err
+		}
+		switch {
+		case out.Kind == 's':
+			seen[in.Key] = out.Str
+		case out.Kind == 'n':
+			delete(seen, in.Key)
+		case in.Op == "set" || (in.Op == "cas" && out.Int == 1):
+			seen[in.Key] = in.Arg
 		}
 		ops = append(ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
 	}

@@ -9,11 +9,13 @@ import (
 )
 
 // Input is one operation on one key: op is "get", "set", "setget" (SET k v GET),
-// "incr", "append" or "del"; arg is the value written (set, setget, append).
+// "incr", "append", "del" or "cas" (a compare-and-set script: set the key to arg if it
+// holds expect); arg is the value written (set, setget, append, cas).
 type Input struct {
-	Op  string
-	Key string
-	Arg string
+	Op     string
+	Key    string
+	Arg    string
+	Expect string
 }
 
 // Output is what the server answered, reduced to what the model predicts.
@@ -79,6 +81,11 @@ func step(s State, in Input) (Output, State) {
 			return Output{Kind: 'i', Int: 1}, State{}
 		}
 		return Output{Kind: 'i', Int: 0}, State{}
+	case "cas":
+		if s.Exists && s.Val == in.Expect {
+			return Output{Kind: 'i', Int: 1}, State{true, in.Arg}
+		}
+		return Output{Kind: 'i', Int: 0}, s
 	}
 	panic("unknown op " + in.Op)
 }
@@ -122,6 +129,9 @@ var Model = porcupine.Model{
 			res = "OK"
 		default:
 			res = strconv.Quote(out.Str)
+		}
+		if in.Op == "cas" {
+			return fmt.Sprintf("cas(%s %q->%q) -> %s", in.Key, in.Expect, in.Arg, res)
 		}
 		return fmt.Sprintf("%s(%s %q) -> %s", in.Op, in.Key, in.Arg, res)
 	},

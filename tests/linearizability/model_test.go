@@ -31,6 +31,12 @@ func TestLegalHistories(t *testing.T) {
 		op(0, Input{Op: "setget", Key: "a", Arg: "1"}, 41, Output{Kind: 's', Str: "6x"}, 50),
 		op(0, Input{Op: "del", Key: "a"}, 51, Output{Kind: 'i', Int: 1}, 60),
 		op(1, Input{Op: "get", Key: "b"}, 0, Output{Kind: 'n'}, 60),
+		// Two concurrent compare-and-sets from the same value: one wins.
+		op(0, Input{Op: "set", Key: "c", Arg: "1"}, 0, Output{Kind: 'o'}, 10),
+		op(1, Input{Op: "cas", Key: "c", Expect: "1", Arg: "2"}, 20, Output{Kind: 'i', Int: 0}, 40),
+		op(2, Input{Op: "cas", Key: "c", Expect: "1", Arg: "3"}, 21, Output{Kind: 'i', Int: 1}, 41),
+		op(2, Input{Op: "get", Key: "c"}, 50, Output{Kind: 's', Str: "3"}, 60),
+		op(1, Input{Op: "cas", Key: "d", Expect: "", Arg: "1"}, 0, Output{Kind: 'i', Int: 0}, 5),
 	}
 	if r := check(t, h); r != porcupine.Ok {
 		t.Fatalf("legal history judged %v", r)
@@ -60,6 +66,15 @@ func TestIllegalHistories(t *testing.T) {
 		"setget old value": {
 			op(0, set("1"), 0, Output{Kind: 'o'}, 10),
 			op(1, Input{Op: "setget", Key: "a", Arg: "2"}, 20, Output{Kind: 'n'}, 30),
+		},
+		"two compare-and-sets won from the same value": {
+			op(0, set("1"), 0, Output{Kind: 'o'}, 10),
+			op(1, Input{Op: "cas", Key: "a", Expect: "1", Arg: "2"}, 20, Output{Kind: 'i', Int: 1}, 40),
+			op(2, Input{Op: "cas", Key: "a", Expect: "1", Arg: "3"}, 21, Output{Kind: 'i', Int: 1}, 41),
+		},
+		"compare-and-set lost although the value matched": {
+			op(0, set("1"), 0, Output{Kind: 'o'}, 10),
+			op(1, Input{Op: "cas", Key: "a", Expect: "1", Arg: "2"}, 20, Output{Kind: 'i', Int: 0}, 30),
 		},
 	}
 	for name, h := range cases {
