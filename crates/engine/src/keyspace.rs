@@ -39,6 +39,21 @@ impl Db {
         self.shards[i].lock().expires_len() > 0
     }
 
+    /// Room for `keys` more keys, spread evenly over the shards (RESIZEDB when loading a
+    /// file, as Redis's dictExpand): the tables do not grow, rehashing every key, while
+    /// they fill. Locks each shard in turn: not for a caller holding shards.
+    pub fn reserve(&self, keys: u64) {
+        let per_shard = (keys / self.shards.len() as u64) as usize;
+        if per_shard == 0 {
+            return;
+        }
+        // A shard gets a little more than its share (counts vary by about their root).
+        let room = per_shard + per_shard / 16 + 8;
+        for s in self.shards.iter() {
+            s.lock().reserve(room);
+        }
+    }
+
     /// Lock shard `i` for reading it whole (a save, a count); not for modifying it, which
     /// goes through `Locked`.
     pub fn read_shard(&self, i: usize) -> parking_lot::MutexGuard<'_, Shard> {

@@ -65,6 +65,11 @@ impl Shard {
         self.table.is_empty()
     }
 
+    /// Room for `additional` more keys without growing the table.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional, rehash);
+    }
+
     pub fn expires_len(&self) -> usize {
         self.expires.len()
     }

@@ -212,6 +212,11 @@ pub enum AuxInfo<'a> {
     AofPreamble,
     /// A `%`-prefixed informational field.
     Info(&'a [u8], &'a [u8]),
+    /// RESIZEDB: the keys database `db` holds in the file (a hint to size its tables).
+    ResizeDb {
+        db: usize,
+        keys: u64,
+    },
 }
 
 /// Why a file could not be loaded, with the facts Redis's messages need.
@@ -348,8 +353,9 @@ pub fn load(
                 continue;
             }
             OPCODE_RESIZEDB => {
+                let keys = tryr!(r.read_len(), "");
                 tryr!(r.read_len(), "");
-                tryr!(r.read_len(), "");
+                info(AuxInfo::ResizeDb { db, keys });
                 continue;
             }
             OPCODE_AUX => {

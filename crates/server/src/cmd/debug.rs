@@ -214,7 +214,8 @@ fn reload(ctx: &mut Ctx, opts: &[&[u8]]) {
     ctx.keys.changes.keep_events(false);
     ctx.keys.changes.want_informational(0);
     let keys = &mut ctx.keys;
-    if load::load_file(srv, |db, entry| load::insert(keys, db, entry, dups)).is_err() {
+    let put = |db, entry| load::insert(keys, db, entry, dups);
+    if load::load_file(srv, load::Presize::No, put).is_err() {
         return ctx.out.error("ERR Error trying to load the RDB dump");
     }
     crate::log::warning("DB reloaded by DEBUG RELOAD");

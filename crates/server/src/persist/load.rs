@@ -63,9 +63,19 @@ pub fn insert(keys: &mut Locked<'_>, db: usize, entry: Entry, dups: Duplicates) 
     true
 }
 
+/// How the tables of the databases are sized while loading.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Presize {
+    /// From the file's RESIZEDB hints, locking each shard in turn (nothing held).
+    Lock,
+    /// Not at all: the caller holds the shards (DEBUG RELOAD).
+    No,
+}
+
 /// Load `dbfilename`, handing each key to `put` (false: a duplicate refused).
 pub fn load_file(
     srv: &Server,
+    presize: Presize,
     put: impl FnMut(usize, Entry) -> bool,
 ) -> Result<LoadSummary, NotLoaded> {
     let filename = srv.config.get("dbfilename");
@@ -74,7 +84,7 @@ pub fn load_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(NotLoaded::Missing),
         Err(e) => return Err(NotLoaded::Failed(e)),
     };
-    load_bytes(srv, &buf, put)
+    load_bytes(srv, &buf, presize, put)
 }
 
 /// Load the RDB at the start of `buf` (a file, or an AOF's RDB base or preamble), handing
@@ -82,6 +92,7 @@ pub fn load_file(
 pub fn load_bytes(
     srv: &Server,
     buf: &[u8],
+    presize: Presize,
     mut put: impl FnMut(usize, Entry) -> bool,
 ) -> Result<LoadSummary, NotLoaded> {
     let p = &srv.persist;
@@ -108,6 +119,12 @@ pub fn load_bytes(
             String::from_utf8_lossy(k),
             String::from_utf8_lossy(v)
         )),
+        AuxInfo::ResizeDb { db, keys } => {
+            // A key takes several bytes of the file: a damaged hint sizes nothing huge.
+            if presize == Presize::Lock && db < srv.keyspace.len() {
+                srv.keyspace.db(db).reserve(keys.min(buf.len() as u64 / 4));
+            }
+        }
     };
     // `key-load-delay` (microseconds per key, for tests): a slow load.
     let delay = srv.config.get_i64("key-load-delay").max(0) as u64;
@@ -208,7 +225,7 @@ pub fn at_startup(srv: &Server) {
         return;
     }
     let start = Instant::now();
-    let result = load_file(srv, startup_sink(srv));
+    let result = load_file(srv, Presize::Lock, startup_sink(srv));
     srv.persist.loading.store(false, Relaxed);
     match result {
         Ok(_) => log::notice(&format!(

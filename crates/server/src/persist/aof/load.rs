@@ -124,7 +124,9 @@ fn load_single(srv: &Server, name: &str, old_style: bool, last: bool, worker: us
         } else {
             "Reading RDB base file on AOF loading..."
         });
-        match crate::persist::load::load_bytes(srv, &buf, crate::persist::load::startup_sink(srv)) {
+        let sink = crate::persist::load::startup_sink(srv);
+        match crate::persist::load::load_bytes(srv, &buf, crate::persist::load::Presize::Lock, sink)
+        {
             Ok(summary) => pos = summary.consumed as usize,
             Err(_) => {
                 log::warning(&if old_style {
