@@ -154,3 +154,19 @@ class NamedConns:
     def close(self):
         for c in self.conns.values():
             c.close()
+
+
+def compare_sessions(session_cls, redis_port, skein_port, proto, steps):
+    """Run `steps(session)` on a fresh `session_cls(port, proto)` against each server and
+    assert that every logged step got the same thing back."""
+    logs = []
+    for port in (redis_port, skein_port):
+        s = session_cls(port, proto)
+        try:
+            steps(s)
+        finally:
+            s.close()
+        logs.append(s.log)
+    for (step, want), (_, got) in zip(*logs):
+        assert got == want, "step %s\nredis: %r\nskein: %r" % (step, want, got)
+    assert len(logs[0]) == len(logs[1])

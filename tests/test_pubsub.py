@@ -13,7 +13,7 @@ import time
 import hiredis
 import pytest
 
-from resp_client import NamedConns, RawConn, encode, parse
+from resp_client import NamedConns, RawConn, compare_sessions, encode, parse
 
 
 class Session(NamedConns):
@@ -35,17 +35,7 @@ class Session(NamedConns):
 
 
 def run_both(redis_port, skein_port, proto, steps):
-    logs = []
-    for port in (redis_port, skein_port):
-        s = Session(port, proto)
-        try:
-            steps(s)
-        finally:
-            s.close()
-        logs.append(s.log)
-    for (step, want), (_, got) in zip(*logs):
-        assert got == want, "step %s\nredis: %r\nskein: %r" % (step, want, got)
-    assert len(logs[0]) == len(logs[1])
+    compare_sessions(Session, redis_port, skein_port, proto, steps)
 
 
 def sorted_replies(got):

@@ -27,6 +27,16 @@ pub mod flag {
     pub const WANT_WRITE: u32 = 1 << 7;
     /// Not reading (output backpressure or half-closed): `events=` lacks `r`.
     pub const NO_READ: u32 = 1 << 8;
+    /// CLIENT TRACKING ON (`t`), and its modes.
+    pub const TRACKING: u32 = 1 << 9;
+    /// The redirect client went away (`R`).
+    pub const TRACKING_BROKEN_REDIR: u32 = 1 << 10;
+    pub const TRACKING_BCAST: u32 = 1 << 11;
+    pub const TRACKING_OPTIN: u32 = 1 << 12;
+    pub const TRACKING_OPTOUT: u32 = 1 << 13;
+    /// CLIENT CACHING YES (OPTIN) / NO (OPTOUT) for the next command.
+    pub const TRACKING_CACHING: u32 = 1 << 14;
+    pub const TRACKING_NOLOOP: u32 = 1 << 15;
 }
 
 /// Size Redis's reply buffer reports as one block (`obl` / `oll` in CLIENT LIST).
@@ -76,6 +86,8 @@ pub struct ClientInfo {
     pub feed_notified: AtomicBool,
     /// Subscriptions and messages waiting for this client's worker.
     pub pubsub: crate::pubsub::ClientPubSub,
+    /// CLIENT TRACKING's redirection and prefixes.
+    pub tracking: crate::tracking::ClientTracking,
     /// Unix seconds since which output has been past the class's soft limit (0: not).
     pub obuf_soft_since: AtomicI64,
 }
@@ -137,6 +149,7 @@ impl ClientInfo {
             feed: Mutex::new(Vec::new()),
             feed_notified: AtomicBool::new(false),
             pubsub: Default::default(),
+            tracking: Default::default(),
             obuf_soft_since: AtomicI64::new(0),
         }
     }
@@ -182,6 +195,9 @@ impl ClientInfo {
             (flag::PUBSUB, 'P'),
             (flag::MULTI, 'x'),
             (flag::BLOCKED, 'b'),
+            (flag::TRACKING, 't'),
+            (flag::TRACKING_BROKEN_REDIR, 'R'),
+            (flag::TRACKING_BCAST, 'B'),
             (flag::CLOSE_AFTER_REPLY, 'c'),
             (flag::UNIX, 'U'),
             (flag::NO_EVICT, 'e'),
@@ -242,7 +258,7 @@ impl ClientInfo {
         };
         let (sub, psub, ssub) = self.pubsub.counts();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -269,6 +285,7 @@ impl ClientInfo {
             events,
             cmd,
             self.user,
+            crate::tracking::redirect_shown(self),
             self.resp.load(Relaxed),
         )
     }

@@ -29,6 +29,7 @@ pub mod server;
 pub mod slowlog;
 pub mod stats;
 pub mod threadload;
+pub mod tracking;
 pub mod watch;
 
 /// The Redis version Skein answers as (HELLO, INFO).

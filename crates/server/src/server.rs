@@ -25,6 +25,8 @@ pub struct Server {
     pub hooks: Hooks,
     /// Clients blocked on keys.
     pub blocking: crate::blocking::Blocking,
+    /// Client-side caching (CLIENT TRACKING).
+    pub tracking: crate::tracking::Tracking,
     /// Pub/sub subscriptions (channels, patterns, shard channels).
     pub pubsub: crate::pubsub::Registry,
     /// The Lua script cache (EVAL, SCRIPT LOAD), one for every worker.
@@ -66,6 +68,7 @@ impl Server {
             hooks: Hooks::default(),
             blocking: Default::default(),
             pubsub: crate::pubsub::Registry::default(),
+            tracking: Default::default(),
             scripts: Default::default(),
             started: Instant::now(),
             start_unix_ms: engine::now_ms(),

@@ -22,9 +22,6 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("client|reply", reply),
     ("client|no-evict", no_evict),
     ("client|unblock", unblock),
-    ("client|getredir", getredir),
-    ("client|trackinginfo", trackinginfo),
-    ("client|caching", caching),
     ("monitor", monitor),
 ];
 
@@ -380,30 +377,6 @@ fn unblock(ctx: &mut Ctx, argv: &[&[u8]]) {
     let error = argv.len() == 4 && is(argv[3], "error");
     let done = id >= 0 && ctx.srv.blocking.unblock(id as u64, error);
     ctx.out.int(i64::from(done));
-}
-
-/// Tracking is not supported, so no client has a redirection.
-fn getredir(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.out.int(-1);
-}
-
-/// Tracking is not supported (CLIENT TRACKING answers "unknown subcommand"), so every
-/// client reports tracking off, as Redis does for a client that never enabled it.
-fn trackinginfo(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.out.map(3);
-    ctx.out.bulk(b"flags");
-    ctx.out.set(1);
-    ctx.out.bulk(b"off");
-    ctx.out.bulk(b"redirect");
-    ctx.out.int(-1);
-    ctx.out.bulk(b"prefixes");
-    ctx.out.array(0);
-}
-
-/// No client is ever in tracking mode (see `trackinginfo`), so CACHING always gets
-/// Redis's answer for a client that is not.
-fn caching(ctx: &mut Ctx, _argv: &[&[u8]]) {
-    ctx.out.error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled");
 }
 
 fn monitor(ctx: &mut Ctx, _argv: &[&[u8]]) {

@@ -166,6 +166,7 @@ fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
     super::client::stop_monitoring(ctx);
     ctx.client.end_transaction(ctx.srv);
     crate::pubsub::reset(ctx);
+    crate::tracking::disable(ctx.srv, &ctx.client.info);
     ctx.client.db = 0;
     ctx.client.info.db.store(0, Relaxed);
     ctx.client.reply_mode = ReplyMode::On;

@@ -215,7 +215,7 @@ fn clients(srv: &Server, r: &mut Report) {
     r.field("client_recent_max_input_buffer", max_in);
     r.field("client_recent_max_output_buffer", max_out);
     r.field("blocked_clients", srv.blocking.count());
-    r.field("tracking_clients", 0);
+    r.field("tracking_clients", srv.tracking.clients());
     r.field("clients_in_timeout_table", 0);
 }
 
@@ -460,11 +460,11 @@ fn stats(srv: &Server, r: &mut Report) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
-        "unexpected_error_replies",
     ]);
+    r.field("tracking_total_keys", srv.tracking.table.keys());
+    r.field("tracking_total_items", srv.tracking.table.items());
+    r.field("tracking_total_prefixes", srv.tracking.prefixes.len());
+    r.zeros(&["unexpected_error_replies"]);
     r.field("total_error_replies", st.total_error_replies.load(Relaxed));
     r.field("dump_payload_sanitizations", 0);
     r.field("total_reads_processed", sum(|w| &w.commands));

@@ -35,6 +35,7 @@ pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod table;
+pub mod tracking;
 pub mod transactions;
 pub mod zsets;
 
@@ -88,6 +89,8 @@ pub struct ClientState {
     /// Memory was over `maxmemory` with nothing left to evict when the running top-level
     /// command started (Redis's pre_command_oom_state): a script's first write fails.
     pub oom_at_start: bool,
+    /// The previous command was a CLIENT subcommand (CLIENT CACHING survives it).
+    pub prev_was_client: bool,
 }
 
 impl ClientState {
@@ -109,6 +112,7 @@ impl ClientState {
             blocked: None,
             offloaded: None,
             oom_at_start: false,
+            prev_was_client: false,
         }
     }
 
@@ -160,6 +164,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         persist::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
+        tracking::COMMANDS,
         server_cmds::COMMANDS,
         config::COMMANDS,
         command::COMMANDS,

@@ -129,6 +129,7 @@ pub fn events_wanted(srv: &Server) -> bool {
         || srv.hooks.active()
         || srv.propagation.active()
         || srv.blocking.active()
+        || srv.tracking.active()
 }
 
 /// DEL (or UNLINK, with `lazyfree-lazy-expire`) for each key recorded as expired.
@@ -173,6 +174,7 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     srv.watches.touch(changes);
     crate::notify::publish(srv, changes);
     srv.hooks.run(srv, changes);
+    crate::tracking::note_changes(srv, changes);
     crate::blocking::note_changes(srv, changes);
     srv.propagation.push(writer, ops);
 }

@@ -49,6 +49,7 @@ fn execute_with(
     argv: &[&[u8]],
     may_offload: bool,
 ) {
+    crate::tracking::before_command(srv, client, argv);
     let Some(cmd) = check(srv, client, out, argv) else {
         return;
     };
@@ -181,6 +182,7 @@ fn run(
         exec_ops: None,
     };
     effects::prepare(srv, ctx.keys.changes);
+    let _running = crate::tracking::Running::enter(ctx.client.id);
     let ran = call(&mut ctx, cmd, argv);
     // Only a worker may offload: the pool (and the AOF's replay) are not its busy time.
     if may_offload {
@@ -339,6 +341,10 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
     }
     let elapsed = start.elapsed();
     effects::apply(ctx, cmd, argv);
+    if cmd.flags.readonly {
+        // Client-side caching remembers the keys read, their locks still held.
+        crate::tracking::after_read(ctx, cmd, argv);
+    }
     let c = &cmd.counters[worker];
     if ctx.out.out.get(before) == Some(&b'-') {
         c.failed.fetch_add(1, Relaxed);

@@ -472,7 +472,9 @@ impl Conn {
                 }
             }
         }
+        crate::tracking::bcast::begin_batch();
         let mut stop = self.process(srv, &mut spare.ranges);
+        crate::tracking::bcast::end_batch(srv);
         if self.state.blocked.is_some() {
             stop = Stop::Blocked;
         } else if self.state.offloaded.is_some() {

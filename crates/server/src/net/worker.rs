@@ -407,6 +407,7 @@ impl Worker {
                 self.srv.clients.monitors.remove(info.id);
             }
             crate::pubsub::client_gone(&self.srv, info);
+            crate::tracking::disable(&self.srv, info);
             self.srv.clients.remove(info.id);
             self.srv.stats.workers[self.index]
                 .clients

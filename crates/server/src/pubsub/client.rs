@@ -172,6 +172,11 @@ impl ClientPubSub {
         std::mem::take(&mut ib.items)
     }
 
+    /// Is the inbox closed (the client gone, or over its output limit)?
+    pub fn is_closed(&self) -> bool {
+        self.inbox.lock().closed
+    }
+
     /// The client is going away: queue nothing more, free what waits.
     pub fn close(&self) {
         let mut ib = self.inbox.lock();
