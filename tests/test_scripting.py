@@ -17,6 +17,7 @@ Bounded by counts; no assertion depends on timing. Servers are stopped by PID by
 fixtures.
 """
 import random
+import signal
 import threading
 import time
 
@@ -362,3 +363,24 @@ def test_busy_function_is_killed_by_function_kill(fresh_skein):
     t.join(30)
     assert result[0].startswith(b"-ERR Script killed by user with SCRIPT KILL... script: spin")
     admin.close()
+
+
+def test_sigterm_waits_for_a_busy_script_then_shuts_down(fresh_skein):
+    """As in Redis (whose cron does not run while a script is busy), SIGTERM during a
+    busy script does not stop the server at once: clients are still served, SCRIPT KILL
+    stops the script, and then the server shuts down (exit status 0)."""
+    server = fresh_skein(workers=2)
+    setup = RawConn(server.port)
+    setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
+    candidates = [RawConn(server.port) for _ in range(4)]
+    t, result = start_script(RawConn(server.port), LOOP, "held")
+    admin, _ = busy_connection(candidates + [setup], "held")
+    server.proc.send_signal(signal.SIGTERM)
+    # The cron has seen the signal (several periods at hz 10) and not shut down.
+    time.sleep(0.5)
+    assert server.alive()
+    assert admin.call("GET", "held").startswith(b"-BUSY")
+    assert admin.call("SCRIPT", "KILL") == b"+OK\r\n"
+    assert server.proc.wait(timeout=30) == 0
+    t.join(30)
+    assert result[0].startswith(b"-ERR Script killed by user with SCRIPT KILL")

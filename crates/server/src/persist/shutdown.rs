@@ -64,28 +64,32 @@ pub fn install_signal_handlers() {
     let _ = CAUGHT.set(flags);
 }
 
-/// Called by the cron: act on a received signal.
+/// A signal was received and its shutdown not yet carried out.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Called by the cron: act on a received signal. As in Redis, whose serverCron does not
+/// run while a script is busy, the shutdown waits while a script runs past
+/// `busy-reply-threshold`: clients are still served (`-BUSY`, SCRIPT KILL, SHUTDOWN
+/// NOSAVE), and the server shuts down once the script has ended or been killed.
 pub fn on_signal(srv: &Server) {
-    let Some(caught) = CAUGHT.get() else {
-        return;
-    };
-    let Some(sig) = caught
-        .iter()
-        .find(|(_, f)| f.swap(false, Relaxed))
-        .map(|(s, _)| *s)
-    else {
-        return;
-    };
-    if srv.is_shutting_down() {
+    if let Some(caught) = CAUGHT.get() {
+        if let Some((sig, _)) = caught.iter().find(|(_, f)| f.swap(false, Relaxed)) {
+            if !srv.is_shutting_down() {
+                log::warning(if srv.persist.is_loading() {
+                    "Received shutdown signal during loading, scheduling shutdown."
+                } else if *sig == signal_hook::consts::SIGINT {
+                    "Received SIGINT scheduling shutdown..."
+                } else {
+                    "Received SIGTERM scheduling shutdown..."
+                });
+                PENDING.store(true, Relaxed);
+            }
+        }
+    }
+    if !PENDING.load(Relaxed) || srv.is_shutting_down() || srv.scripts.busy.active() {
         return;
     }
-    log::warning(if srv.persist.is_loading() {
-        "Received shutdown signal during loading, scheduling shutdown."
-    } else if sig == signal_hook::consts::SIGINT {
-        "Received SIGINT scheduling shutdown..."
-    } else {
-        "Received SIGTERM scheduling shutdown..."
-    });
+    PENDING.store(false, Relaxed);
     let mut changes = Changes::default();
     let mut plan = Plan::new();
     plan.all();
