@@ -264,14 +264,22 @@ def wait_busy(conn, key, tries=2000):
     raise AssertionError("the script never became busy")
 
 
-def test_busy_script_is_killed_and_other_keys_are_served(fresh_skein):
+def start_busy(fresh_skein, body, key):
+    """A 2-worker server with busy-reply-threshold 50 running `body` (declaring `key`)
+    until it is busy: (server, script thread, its result list, a connection of another
+    worker that got -BUSY for `key`, that reply)."""
     server = fresh_skein(workers=2)
     setup = RawConn(server.port)
     assert setup.call("CONFIG", "SET", "busy-reply-threshold", "50") == b"+OK\r\n"
     assert setup.call("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
     candidates = [RawConn(server.port) for _ in range(4)]
-    t, result = start_script(RawConn(server.port), LOOP, "held")
-    admin, busy = busy_connection(candidates + [setup], "held")
+    t, result = start_script(RawConn(server.port), body, key)
+    admin, busy = busy_connection(candidates + [setup], key)
+    return server, t, result, admin, busy
+
+
+def test_busy_script_is_killed_and_other_keys_are_served(fresh_skein):
+    _, t, result, admin, busy = start_busy(fresh_skein, LOOP, "held")
     assert busy == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL "
                     b"or SHUTDOWN NOSAVE.\r\n")
     # Clients of other keys are served meanwhile.
@@ -288,12 +296,7 @@ def test_busy_script_is_killed_and_other_keys_are_served(fresh_skein):
 
 
 def test_busy_script_that_wrote_is_unkillable_until_shutdown_nosave(fresh_skein):
-    server = fresh_skein(workers=2)
-    setup = RawConn(server.port)
-    setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
-    candidates = [RawConn(server.port) for _ in range(4)]
-    t, _ = start_script(RawConn(server.port), WRITE_THEN_LOOP, "w")
-    admin, _ = busy_connection(candidates + [setup], "w")
+    server, t, _, admin, _ = start_busy(fresh_skein, WRITE_THEN_LOOP, "w")
     assert admin.call("SCRIPT", "KILL").startswith(b"-UNKILLABLE Sorry the script already")
     assert admin.call("SHUTDOWN").startswith(b"-BUSY")
     try:
@@ -369,12 +372,7 @@ def test_sigterm_waits_for_a_busy_script_then_shuts_down(fresh_skein):
     """As in Redis (whose cron does not run while a script is busy), SIGTERM during a
     busy script does not stop the server at once: clients are still served, SCRIPT KILL
     stops the script, and then the server shuts down (exit status 0)."""
-    server = fresh_skein(workers=2)
-    setup = RawConn(server.port)
-    setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
-    candidates = [RawConn(server.port) for _ in range(4)]
-    t, result = start_script(RawConn(server.port), LOOP, "held")
-    admin, _ = busy_connection(candidates + [setup], "held")
+    server, t, result, admin, _ = start_busy(fresh_skein, LOOP, "held")
     server.proc.send_signal(signal.SIGTERM)
     # The cron has seen the signal (several periods at hz 10) and not shut down.
     time.sleep(0.5)
