@@ -522,3 +522,82 @@ def test_invalidation_before_next_reply_across_workers(fresh_skein):
     finally:
         for c in conns:
             c.close()
+
+
+# (setup, reads by the caching client, write by another client): the invalidations the
+# write sends (collected up to the caching client's next PONG) must match Redis's.
+WRITE_CASES = [
+    ([], [["SINTER", "w:s1", "w:s2"]], ["SADD", "w:s2", "a"]),
+    ([["SADD", "w:s3", "a"]], [["SMEMBERS", "w:s3"]], ["SREM", "w:s3", "zz"]),
+    ([["SADD", "w:s4", "a"]], [["SCARD", "w:s4"]], ["SREM", "w:s4", "a"]),
+    ([["SET", "w:r1", "1"]], [["GET", "w:r1"], ["GET", "w:r2"]], ["RENAME", "w:r1", "w:r2"]),
+    ([["SET", "w:c1", "1"]], [["TYPE", "w:c2"]], ["COPY", "w:c1", "w:c2"]),
+    ([["SET", "w:m1", "1"]], [["TTL", "w:m1"]], ["MOVE", "w:m1", "3"]),
+    ([], [["STRLEN", "w:i"]], ["INCR", "w:i"]),
+    ([["SET", "w:sr", "abc"]], [["GETRANGE", "w:sr", "0", "-1"]], ["SETRANGE", "w:sr", "1", "x"]),
+    ([["SET", "w:nx", "1"]], [["GET", "w:nx"]], ["SET", "w:nx", "2", "NX"]),
+    ([], [["GET", "w:gd"]], ["GETDEL", "w:gd"]),
+    ([["SET", "w:ge", "1"]], [["GET", "w:ge"]], ["GETEX", "w:ge", "EX", "100"]),
+    ([["SET", "w:ge2", "1"]], [["GET", "w:ge2"]], ["GETEX", "w:ge2"]),
+    ([], [["PTTL", "w:ex0"]], ["EXPIRE", "w:ex0", "10"]),
+    ([["SET", "w:p", "1", "EX", "100"]], [["TTL", "w:p"]], ["PERSIST", "w:p"]),
+    ([["RPUSH", "w:l", "a", "b"]], [["LLEN", "w:l"]], ["LPOP", "w:l"]),
+    ([["RPUSH", "w:l2", "a"]], [["LINDEX", "w:l2", "0"]], ["LMOVE", "w:l2", "w:l3", "LEFT", "RIGHT"]),
+    ([], [["ZSCORE", "w:z", "m"]], ["ZADD", "w:z", "1", "m"]),
+    ([["ZADD", "w:z2", "1", "m"]], [["ZRANGE", "w:z2", "0", "-1"]], ["ZADD", "w:z2", "1", "m"]),
+    ([["ZADD", "w:z3", "1", "m"]], [["ZCARD", "w:zd"]], ["ZRANGESTORE", "w:zd", "w:z3", "0", "-1"]),
+    ([], [["XLEN", "w:x"]], ["XADD", "w:x", "1-1", "f", "v"]),
+    ([], [["PFCOUNT", "w:hll"]], ["PFADD", "w:hll", "a"]),
+    ([["RPUSH", "w:so", "3", "1"]], [["SORT_RO", "w:so"], ["EXISTS", "w:sd"]], ["SORT", "w:so", "STORE", "w:sd"]),
+    ([["HSET", "w:h", "f", "1"]], [["HLEN", "w:h"]], ["HINCRBY", "w:h", "f", "1"]),
+    ([["HSET", "w:h2", "f", "1"]], [["HEXISTS", "w:h2", "f"]], ["HDEL", "w:h2", "nope"]),
+    ([], [["BITCOUNT", "w:b"]], ["SETBIT", "w:b", "7", "1"]),
+    ([["SET", "w:a", "1"], ["SET", "w:b2", "2"]], [["MGET", "w:a", "w:b2"]], ["UNLINK", "w:a", "w:b2"]),
+    ([["SET", "w:t", "1"]], [["OBJECT", "ENCODING", "w:t"]], ["APPEND", "w:t", "2"]),
+    ([["SET", "w:e", "1"]], [["GET", "w:e"]], ["EVAL", "redis.call('set', KEYS[1], 'x')", "1", "w:e"]),
+    ([["SET", "w:e2", "1"]], [["EVAL_RO", "return redis.call('get', KEYS[1])", "1", "w:e2"]], ["SET", "w:e2", "2"]),
+    ([["GEOADD", "w:g", "13.36", "38.11", "p"]], [["GEOPOS", "w:g", "p"]], ["GEOADD", "w:g", "15.08", "37.50", "q"]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WRITE_CASES)))
+def test_write_commands_invalidate(case, redis_server, skein_server):
+    setup, reads, write = WRITE_CASES[case]
+
+    def steps(s):
+        for cmd in setup:
+            s.do("w", *cmd)
+        s.do("c", "CLIENT", "TRACKING", "on")
+        for cmd in reads:
+            s.do("c", *cmd)
+        s.do("w", *write)
+        c = s.conn("c")
+        c.send_raw(encode(["PING"]))
+        got = []
+        while True:
+            r = c.read_reply()
+            got.append(r)
+            if r == b"+PONG\r\n":
+                break
+        s.log.append(("pushes", got))
+        s.do("c", "CLIENT", "TRACKING", "off")
+        s.do("w", "FLUSHALL")
+
+    run_both(redis_server.port, skein_server.port, 3, steps)
+
+
+def test_evicted_keys_invalidate(fresh_redis, fresh_skein):
+    rs, sk = fresh_redis(), fresh_skein()
+
+    def steps(s):
+        s.do("w", "SET", "ev:a", "1")
+        s.do("c", "CLIENT", "TRACKING", "on")
+        s.do("c", "GET", "ev:a")
+        s.do("w", "CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+        s.do("w", "CONFIG", "SET", "maxmemory", "1")
+        s.do("w", "SET", "ev:b", "1")
+        s.do("w", "CONFIG", "SET", "maxmemory", "0")
+        s.read("c")
+        s.do("c", "PING")
+
+    run_both(rs.port, sk.port, 3, steps)
