@@ -326,6 +326,11 @@ def test_bcast(redis_server, skein_server):
         s.do("w", "DEL", "bc:a1")
         s.read("b")
         s.read("b2")
+        # A pipeline read at once: its keys share one message per prefix.
+        s.log.append(("pipeline", s.conn("w").pipeline(
+            [["SET", "bc:a3", "1"], ["SET", "bc:b3", "1"], ["INCR", "bc:a0"]])))
+        s.read("b", 2)
+        s.read("b2")
         s.do("b", "CLIENT", "TRACKING", "off")
         s.do("w", "SET", "bc:a1", "x")
         s.read("b2")
