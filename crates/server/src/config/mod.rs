@@ -116,6 +116,8 @@ pub struct Hot {
     pub offload_threshold: AtomicI64,
     /// lazyfree-lazy-user-del (1 = yes): DEL frees big values as UNLINK does.
     pub lazyfree_lazy_user_del: AtomicI64,
+    /// tracking-table-max-keys (0: no limit), read when client-side caching adds a key.
+    pub tracking_table_max_keys: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -180,6 +182,9 @@ pub type SetError = String;
 impl Config {
     /// Recompute [`Hot`] from the values.
     fn refresh_hot(&self) {
+        self.hot
+            .tracking_table_max_keys
+            .store(self.get_i64("tracking-table-max-keys"), Relaxed);
         self.hot
             .proto_max_bulk_len
             .store(self.get_i64("proto-max-bulk-len"), Relaxed);

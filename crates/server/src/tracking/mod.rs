@@ -196,7 +196,7 @@ pub fn after_read(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
 /// Keep the table within `tracking-table-max-keys`: invalidate random keys, with an
 /// effort that grows each round the table stays over it (Redis's trackingLimitUsedSlots).
 fn limit_table(srv: &Server) {
-    let max = srv.config.get_i64("tracking-table-max-keys");
+    let max = srv.config.hot.tracking_table_max_keys.load(Relaxed);
     let t = &srv.tracking;
     if max <= 0 || t.table.keys() <= max as u64 {
         t.limit_rounds.store(0, Relaxed);
