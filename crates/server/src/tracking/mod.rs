@@ -16,8 +16,9 @@
 //! - FLUSHDB / FLUSHALL send every tracking client a null invalidation and empty the
 //!   table.
 //!
-//! Nothing of this runs while no client tracks and the table is empty (one or two relaxed
-//! loads per command).
+//! Nothing of this runs while no client tracks and the table is empty (a few relaxed loads
+//! per command: the count of tracking clients, the table's key count, the client's own
+//! flags after a read-only command).
 
 pub mod bcast;
 pub mod client;
