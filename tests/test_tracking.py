@@ -4,7 +4,9 @@ replaced by the connection's name), in RESP2 and RESP3. Then a real client libra
 (redis-py's client-side cache) and, Skein alone, the ordering guarantee across workers:
 once a writer has its reply, a caching client's next reply comes after the
 invalidation."""
+import random
 import re
+import threading
 import time
 
 import pytest
@@ -228,6 +230,10 @@ def test_expiry_and_transactions(redis_server, skein_server):
         s.read("c")
         s.do("c", "GET", "ex:b")
         s.do("w", "EXPIRE", "ex:b", "100")
+        s.read("c")
+        # Found expired by the cron's active expiry.
+        s.do("w", "SET", "ex:act", "1", "PX", "50")
+        s.do("c", "GET", "ex:act")
         s.read("c")
         s.do("c", "MULTI")
         s.do("c", "GET", "ex:m1")
@@ -606,3 +612,87 @@ def test_evicted_keys_invalidate(fresh_redis, fresh_skein):
         s.do("c", "PING")
 
     run_both(rs.port, sk.port, 3, steps)
+
+
+def test_no_stale_cache_under_concurrent_writes(fresh_skein):
+    """--workers 4: caching clients (default mode and BCAST) read keys that writer
+    threads keep changing, and drop what invalidations name. Once the writers are done
+    and each caching client has a PING's reply, everything it still holds must equal the
+    server's value: no invalidation was lost or came after a reply it should precede."""
+    sk = fresh_skein(workers=4)
+    keys = ["st:%d" % i for i in range(16)]
+    stop = threading.Event()
+    errors = []
+
+    def handle(cache, reply):
+        v = parse(reply)
+        if reply[:1] == b">" and v[0] == b"invalidate":
+            if v[1] is None:
+                cache.clear()
+            else:
+                for k in v[1]:
+                    cache.pop(k.decode(), None)
+            return True
+        return False
+
+    def reader(mode, seed, caches):
+        rnd = random.Random(seed)
+        c = RawConn(sk.port)
+        cache = {}
+        try:
+            c.call("HELLO", "3")
+            c.call("CLIENT", "TRACKING", "on", *mode)
+            while not stop.is_set():
+                k = rnd.choice(keys)
+                if k in cache and rnd.random() < 0.5:
+                    continue
+                c.send_raw(encode(["GET", k]))
+                while True:
+                    r = c.read_reply()
+                    if not handle(cache, r):
+                        cache[k] = parse(r)
+                        break
+            c.send_raw(encode(["PING"]))
+            while handle(cache, c.read_reply()):
+                pass
+            caches.append(cache)
+        except Exception as e:  # reported by the main thread
+            errors.append(repr(e))
+        finally:
+            c.close()
+
+    def writer(seed, n):
+        rnd = random.Random(seed)
+        w = RawConn(sk.port)
+        try:
+            for i in range(n):
+                k = rnd.choice(keys)
+                if i % 50 == 49:
+                    w.call("DEL", k)
+                else:
+                    w.call("SET", k, "%d-%d" % (seed, i))
+        finally:
+            w.close()
+
+    caches = []
+    readers = [threading.Thread(target=reader, args=(m, i, caches))
+               for i, m in enumerate([(), (), (), ("BCAST", "PREFIX", "st:"), (),
+                                      ("BCAST",), ("NOLOOP",), ()])]
+    writers = [threading.Thread(target=writer, args=(100 + i, 400)) for i in range(4)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert not errors, errors
+    assert len(caches) == len(readers)
+    check = RawConn(sk.port)
+    try:
+        truth = {k: parse(check.call("GET", k)) for k in keys}
+    finally:
+        check.close()
+    for cache in caches:
+        stale = {k: (v, truth[k]) for k, v in cache.items() if truth[k] != v}
+        assert not stale, stale
