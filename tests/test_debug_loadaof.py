@@ -167,3 +167,27 @@ def test_loadaof_log_line(tmpdirs):
         assert "DB loaded from incr file appendonly.aof.1.incr.aof" in log
     finally:
         s.stop()
+
+
+def in_multi_outcome(kind, d):
+    """DEBUG LOADAOF queued in a transaction, commands after it: the replies, and what a
+    restart finds (the SET after it is in the AOF once)."""
+    s = Server(kind, d, extra=DEBUG)
+    try:
+        r = client(s)
+        r.set("k", "v")
+        with r.pipeline(transaction=True) as p:
+            p.execute_command("DEBUG", "LOADAOF").get("k").set("after", "1").incr("n")
+            replies = p.execute()
+        s.stop()
+        s = Server(kind, d)
+        r = client(s)
+        return replies, sorted(r.keys()), r.get("n")
+    finally:
+        s.stop()
+
+
+def test_loadaof_inside_multi_like_redis(tmpdirs):
+    want = in_multi_outcome("redis", tmpdirs())
+    assert want == ([b"OK", b"v", True, 1], [b"after", b"k", b"n"], b"1")
+    assert in_multi_outcome("skein", tmpdirs()) == want

@@ -261,6 +261,11 @@ fn loadaof(ctx: &mut Ctx) {
     if !matches!(ret, aof::load::Status::Ok | aof::load::Status::Empty) {
         std::process::exit(1);
     }
+    // Every shard again, as the dispatcher locked them for this command: inside EXEC the
+    // commands queued after this one run under them.
+    let mut all = engine::Plan::new();
+    all.all();
+    ctx.keys.relock(&mut all);
     srv.persist.loading.store(false, Relaxed);
     // server.dirty = 0: the replayed commands are not changes to save.
     crate::persist::reset_dirty(srv, ctx.keys.changes.dirty());
