@@ -43,6 +43,8 @@ pub enum Delivery {
     /// Replies encoded already: confirmations of a client whose replies are silenced by
     /// CLIENT REPLY OFF/SKIP (pushes are never silenced in Redis).
     Raw(Vec<u8>),
+    /// Bytes encoded once for several receivers (client-side caching's invalidations).
+    Shared(Arc<[u8]>),
 }
 
 impl Delivery {
@@ -52,6 +54,7 @@ impl Delivery {
             Delivery::Message(p) => p.tail.len() + 20,
             Delivery::Pattern(pat, p) => pat.len() + p.tail.len() + 36,
             Delivery::Raw(b) => b.len(),
+            Delivery::Shared(b) => b.len(),
         }
     }
 
@@ -74,6 +77,7 @@ impl Delivery {
                 out.raw(&p.tail);
             }
             Delivery::Raw(b) => out.raw(b),
+            Delivery::Shared(b) => out.raw(b),
         }
     }
 }

@@ -118,7 +118,7 @@ pub fn flush(srv: &Server) {
             continue;
         }
         let all: Vec<&[u8]> = keys.keys().copied().collect();
-        let common = deliver::keys_array(&all);
+        let common = deliver::Message::keys(&all);
         for c in clients.values() {
             if c.has(flag::TRACKING_NOLOOP) {
                 let own: Vec<&[u8]> = keys
@@ -127,7 +127,7 @@ pub fn flush(srv: &Server) {
                     .map(|(k, _)| *k)
                     .collect();
                 if !own.is_empty() {
-                    deliver::send(c, &deliver::keys_array(&own));
+                    deliver::send(c, &deliver::Message::keys(&own));
                 }
             } else {
                 deliver::send(c, &common);

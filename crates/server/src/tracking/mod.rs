@@ -260,6 +260,7 @@ pub fn note_changes(srv: &Server, changes: &Changes) {
 /// Send `key`'s invalidation to the clients `ids` that still track it in default mode
 /// (not the writer itself when it asked for NOLOOP).
 fn invalidate_ids(srv: &Server, key: &[u8], ids: &[u64], writer: u64) {
+    let m = deliver::Message::keys(&[key]);
     for &id in ids {
         let Some(target) = srv.tracking.target(id) else {
             continue;
@@ -271,19 +272,22 @@ fn invalidate_ids(srv: &Server, key: &[u8], ids: &[u64], writer: u64) {
         if f & flag::TRACKING_NOLOOP != 0 && id == writer {
             continue;
         }
-        deliver::send(&target, &deliver::one_key(key));
+        deliver::send(&target, &m);
     }
 }
 
 /// FLUSHDB / FLUSHALL: every tracking client gets a null invalidation ("everything"),
 /// and the table is emptied.
 fn flushed(srv: &Server) {
+    // The null in the tracking client's protocol (even when redirected), as Redis.
+    let null3 = deliver::Message::new(b"_\r\n".to_vec());
+    let null2 = deliver::Message::new(b"$-1\r\n".to_vec());
     for c in srv.tracking.all_targets() {
         if c.has(flag::TRACKING) {
-            let null: &[u8] = if c.resp.load(Relaxed) >= 3 {
-                b"_\r\n"
+            let null = if c.resp.load(Relaxed) >= 3 {
+                &null3
             } else {
-                b"$-1\r\n"
+                &null2
             };
             deliver::send(&c, null);
         }
