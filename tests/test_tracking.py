@@ -433,32 +433,56 @@ def test_info_counters(fresh_redis, fresh_skein):
     run_both(rs.port, sk.port, 2, steps)
 
 
+def table_limit_run(port, before, after):
+    """A RESP3 tracking client `c` and a plain client `w`: before(c, w), then after(c, w);
+    then the kinds of what `c` receives up to a PING's reply, and the table's size."""
+    c, w = RawConn(port), RawConn(port)
+    try:
+        before(c, w)
+        c.call("HELLO", "3")
+        c.call("CLIENT", "TRACKING", "on")
+        after(c, w)
+        c.send_raw(encode(["PING"]))
+        kinds = []
+        while True:
+            r = c.read_reply()
+            kinds.append(r[:1])
+            if r == b"+PONG\r\n":
+                break
+        info = parse(w.call("INFO", "stats")).decode()
+        return kinds, int(re.search(r"tracking_total_keys:(\d+)", info).group(1))
+    finally:
+        c.close()
+        w.close()
+
+
 def test_table_max_keys(fresh_redis, fresh_skein):
     """Past tracking-table-max-keys, random keys leave the table with an invalidation
     (which keys is random: compare the kinds of replies and the table's size)."""
-    rs, sk = fresh_redis(), fresh_skein()
-    seen = []
-    for port in (rs.port, sk.port):
-        c, w = RawConn(port), RawConn(port)
-        try:
-            w.call("CONFIG", "SET", "tracking-table-max-keys", "2")
-            c.call("HELLO", "3")
-            c.call("CLIENT", "TRACKING", "on")
-            c.send_raw(b"".join(encode(["GET", "mk:%d" % i]) for i in range(5)))
-            c.send_raw(encode(["PING"]))
-            kinds = []
-            while True:
-                r = c.read_reply()
-                kinds.append(r[:1])
-                if r == b"+PONG\r\n":
-                    break
-            info = parse(w.call("INFO", "stats")).decode()
-            keys = int(re.search(r"tracking_total_keys:(\d+)", info).group(1))
-            seen.append((kinds, keys))
-        finally:
-            c.close()
-            w.close()
+
+    def before(c, w):
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+
+    def after(c, w):
+        c.send_raw(b"".join(encode(["GET", "mk:%d" % i]) for i in range(5)))
+
+    seen = [table_limit_run(s.port, before, after) for s in (fresh_redis(), fresh_skein())]
     assert seen[0] == seen[1]
+
+
+def test_table_max_keys_lowered(fresh_redis, fresh_skein):
+    """CONFIG SET lowering tracking-table-max-keys: the next command (of any client)
+    brings the table within it, invalidating the keys it drops."""
+
+    def after(c, w):
+        c.call("MGET", *["ml:%d" % i for i in range(6)])
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+        w.call("PING")
+
+    seen = [table_limit_run(s.port, lambda c, w: None, after)
+            for s in (fresh_redis(), fresh_skein())]
+    assert seen[0] == seen[1]
+    assert seen[0][1] == 2
 
 
 def test_redis_py_client_side_cache(redis_server, skein_server):

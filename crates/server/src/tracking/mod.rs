@@ -151,11 +151,13 @@ fn current() -> u64 {
 
 /// Dispatcher hook, before each command a client sends: CLIENT CACHING applies to the
 /// next command only (the whole transaction after MULTI; another CLIENT subcommand keeps
-/// it), as Redis's resetClient clears it.
+/// it), as Redis's resetClient clears it; and the table is brought within
+/// `tracking-table-max-keys` (lowered by CONFIG SET, say), as Redis's processCommand does.
 pub fn before_command(srv: &Server, client: &mut ClientState, argv: &[&[u8]]) {
     if !srv.tracking.enabled() {
         return;
     }
+    limit_table(srv);
     let is_client = argv
         .first()
         .is_some_and(|a| a.eq_ignore_ascii_case(b"client"));
@@ -200,7 +202,9 @@ fn limit_table(srv: &Server) {
     let max = srv.config.hot.tracking_table_max_keys.load(Relaxed);
     let t = &srv.tracking;
     if max <= 0 || t.table.keys() <= max as u64 {
-        t.limit_rounds.store(0, Relaxed);
+        if t.limit_rounds.load(Relaxed) != 0 {
+            t.limit_rounds.store(0, Relaxed);
+        }
         return;
     }
     let mut effort = 100 * (t.limit_rounds.load(Relaxed) + 1);
