@@ -15,7 +15,8 @@
 # once; the server's own peak RSS (VmHWM, reset before each save with clear_refs when
 # allowed); and the child's private (copied-on-write) pages.
 #
-# Usage: bench/persistence.sh [N] ; SKEIN=..., WORKERS=1, RATE=5000, FULL_CLIENTS=20
+# Usage: bench/persistence.sh [N] ; SKEIN=..., WORKERS=1, RATE=5000, FULL_CLIENTS=20,
+# SERVERS="redis skein" (which to measure), SKEIN_ARGS="" (more skein-server arguments)
 set -euo pipefail
 N=${1:-1000000}
 SKEIN=${SKEIN:-target/release/skein-server}
@@ -23,6 +24,8 @@ BENCH=${BENCH:-target/release/skein-bench}
 WORKERS=${WORKERS:-1}
 RATE=${RATE:-5000}
 FULL_CLIENTS=${FULL_CLIENTS:-20}
+SERVERS=${SERVERS:-redis skein}
+SKEIN_ARGS=${SKEIN_ARGS:-}
 SERVER_CPU=${SERVER_CPU:-0}
 BENCH_CPU=${BENCH_CPU:-1}
 tmp=$(mktemp -d)
@@ -139,5 +142,10 @@ phase() { # port pid seconds name rate|full: the load alone, then with a BGSAVE 
 }
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-measure redis "$(free_port)" redis-server --appendonly no
-measure skein "$(free_port)" "$SKEIN" --workers "$WORKERS"
+for s in $SERVERS; do
+  case $s in
+    redis) measure redis "$(free_port)" redis-server --appendonly no ;;
+    # shellcheck disable=SC2086 # SKEIN_ARGS: several words
+    skein) measure skein "$(free_port)" "$SKEIN" --workers "$WORKERS" $SKEIN_ARGS ;;
+  esac
+done
