@@ -206,8 +206,7 @@ fn attempt_run(
     let (f, call_args) = match target {
         Target::Eval(script) => {
             let f = st.function(script)?;
-            st.set_array("KEYS", keys).map_err(lua_err)?;
-            st.set_array("ARGV", args).map_err(lua_err)?;
+            st.set_keys_argv(keys, args).map_err(lua_err)?;
             (f, None)
         }
         Target::Function(lib, def) => {
@@ -237,15 +236,14 @@ fn attempt_run(
             let (ctx, run) = &mut *g;
             command(lua, ctx, run, args)
         })?;
-        let key = raise::key_str(raise::RUN_KEY);
-        st.lua.set_named_registry_value(key, call)?;
+        st.run_slot.raw_set(1, call)?;
         let r = match call_args {
             None => st.xpcall.call::<(bool, Value)>((f, st.handler.clone())),
             Some((k, a)) => st
                 .call_with
                 .call::<(bool, Value)>((f, st.handler.clone(), k, a)),
         };
-        st.lua.unset_named_registry_value(key)?;
+        st.run_slot.raw_set(1, false)?;
         r
     });
     let (ctx, run) = shared.into_inner();

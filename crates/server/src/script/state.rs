@@ -267,6 +267,11 @@ pub struct LuaState {
     /// `call_with(f, handler, keys, args)`: xpcall of `f(keys, args)` (FCALL).
     pub call_with: Function,
     pub handler: Function,
+    /// `registry[RUN_KEY]`: slot 1 holds the running script's command function while it
+    /// runs (set and cleared with plain table writes, see `raise::trampoline`).
+    pub run_slot: Table,
+    /// The Lua strings "KEYS" and "ARGV".
+    names: (mlua::LuaString, mlua::LuaString),
 }
 
 /// Run `f` with this thread's Lua state (created on first use, and again after SCRIPT
@@ -319,6 +324,10 @@ impl LuaState {
             Ok((Value::Table(e), true))
         })?;
         lua.set_named_registry_value(raise::key_str(raise::LOAD_KEY), register_outside.clone())?;
+        // Sized for its one slot: setting it never allocates.
+        let run_slot = lua.create_table_with_capacity(1, 0)?;
+        run_slot.raw_set(1, false)?;
+        lua.set_named_registry_value(raise::key_str(raise::RUN_KEY), run_slot.clone())?;
         let handler = error_handler(&lua, tostring)?;
         let call_with: Function = lua
             .load("local xpcall = ...\nreturn function(f, h, k, a) return xpcall(function() return f(k, a) end, h) end")
@@ -333,6 +342,7 @@ impl LuaState {
                 Err(msg) => Err(mlua::Error::RuntimeError(msg.to_string())),
             },
         )?;
+        let names = (lua.create_string("KEYS")?, lua.create_string("ARGV")?);
         Ok(LuaState {
             lua,
             generation,
@@ -346,6 +356,8 @@ impl LuaState {
             xpcall,
             call_with,
             handler,
+            run_slot,
+            names,
         })
     }
 
@@ -460,9 +472,11 @@ impl LuaState {
         Ok(list)
     }
 
-    /// Set a global of the sandbox (KEYS, ARGV) to an array of strings.
-    pub fn set_array(&self, name: &str, items: &[&[u8]]) -> mlua::Result<()> {
-        self.globals.raw_set(name, self.array(items)?)
+    /// Set EVAL's globals KEYS and ARGV to arrays of these strings (their names made
+    /// once: a Rust `&str` key would be hashed into a Lua string on every run).
+    pub fn set_keys_argv(&self, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
+        self.globals.raw_set(&self.names.0, self.array(keys)?)?;
+        self.globals.raw_set(&self.names.1, self.array(args)?)
     }
 
     /// An array of strings.
