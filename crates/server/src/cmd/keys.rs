@@ -152,16 +152,18 @@ fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
         Ok(n) => n,
         Err(e) => return ctx.out.error(e),
     };
-    let cmd = String::from_utf8_lossy(argv[0]).to_lowercase();
-    let invalid = format!("ERR invalid expire time in '{cmd}' command");
+    let invalid = || {
+        let cmd = String::from_utf8_lossy(argv[0]).to_lowercase();
+        format!("ERR invalid expire time in '{cmd}' command")
+    };
     if seconds {
         if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
-            return ctx.out.error(&invalid);
+            return ctx.out.error(&invalid());
         }
         when *= 1000;
     }
     if when > i64::MAX - base {
-        return ctx.out.error(&invalid);
+        return ctx.out.error(&invalid());
     }
     when += base;
     let now = ctx.keys.now();

@@ -4,6 +4,7 @@
 //! and RESP ([`convert`]), Redis's `math.random` generator ([`rand48`]) and running a
 //! script with its locks held ([`run`]).
 
+pub mod active;
 pub mod busy;
 pub mod cache;
 pub mod convert;

@@ -11,8 +11,9 @@
 use mlua::ffi;
 use std::os::raw::c_int;
 
-/// Registry key of a table whose slot 1 holds the running script's command function
-/// (`super::run`): called as `(mode, args...)`, returns `(value, raise)`.
+/// Registry key of a table whose slot 1 holds the command function
+/// (`super::run::call_published`): called as `(mode, args...)`, returns
+/// `(value, raise)`.
 pub const RUN_KEY: &std::ffi::CStr = c"skein.run";
 /// Registry key of `redis.register_function`'s implementation: the library being loaded
 /// collects its functions there (`super::state::LuaState::load_library`).

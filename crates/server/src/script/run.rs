@@ -24,7 +24,7 @@ use super::cache::Script;
 use super::flags::ScriptFlags;
 use super::functions::{Function as LibFunction, Library};
 use super::state::{self, LuaState, RUN};
-use super::{convert, raise};
+use super::{active, convert, raise};
 use crate::cmd::Ctx;
 use crate::dispatch;
 use engine::Plan;
@@ -229,23 +229,17 @@ fn attempt_run(
         restart: None,
         abort: st.abort.clone(),
     };
-    let shared = RefCell::new((&mut *ctx, run));
-    let result = st.lua.scope(|scope| {
-        let call = scope.create_function(|lua, args: MultiValue| {
-            let mut g = shared.borrow_mut();
-            let (ctx, run) = &mut *g;
-            command(lua, ctx, run, args)
-        })?;
-        st.run_slot.raw_set(1, call)?;
-        let r = match call_args {
+    let shared: RefCell<Shared> = RefCell::new((&mut *ctx, run));
+    let result = {
+        // The run's `redis.call`s reach `shared` through `call_published`.
+        let _published = active::Published::new(&shared);
+        match call_args {
             None => st.xpcall.call::<(bool, Value)>((f, st.handler.clone())),
             Some((k, a)) => st
                 .call_with
                 .call::<(bool, Value)>((f, st.handler.clone(), k, a)),
-        };
-        st.run_slot.raw_set(1, false)?;
-        r
-    });
+        }
+    };
     let (ctx, run) = shared.into_inner();
     if let Some(restart) = run.restart {
         return Ok(Some(restart));
@@ -292,6 +286,24 @@ fn script_error(out: &mut ReplyBuf, err: &Value, target: &Target) {
         msg.push(b'.');
     }
     convert::raw_error(out, &msg);
+}
+
+/// What a run publishes for its `redis.call`s: the command context and the run.
+type Shared<'c, 'a, 's> = (&'c mut Ctx<'a>, Run<'s>);
+
+/// The command function of every Lua state (`LuaState::new`), which `redis.call`,
+/// `redis.pcall` and `redis.acl_check_cmd` reach: [`command`] on the running script's
+/// state, published by [`attempt_run`] for the duration of its Lua call.
+pub fn call_published(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
+    // SAFETY: `attempt_run` publishes a `RefCell<Shared>` and nothing else; `command`
+    // keeps no reference into the state past its return (it returns owned Lua values).
+    let r = unsafe {
+        active::with(|s: &mut Shared| {
+            let (ctx, run) = s;
+            command(lua, ctx, run, args)
+        })
+    };
+    r.unwrap_or_else(|| Err(mlua::Error::runtime("no script is running")))
 }
 
 /// `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: (value, raise it).

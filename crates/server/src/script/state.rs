@@ -267,9 +267,6 @@ pub struct LuaState {
     /// `call_with(f, handler, keys, args)`: xpcall of `f(keys, args)` (FCALL).
     pub call_with: Function,
     pub handler: Function,
-    /// `registry[RUN_KEY]`: slot 1 holds the running script's command function while it
-    /// runs (set and cleared with plain table writes, see `raise::trampoline`).
-    pub run_slot: Table,
     /// The Lua strings "KEYS" and "ARGV".
     names: (mlua::LuaString, mlua::LuaString),
 }
@@ -324,10 +321,9 @@ impl LuaState {
             Ok((Value::Table(e), true))
         })?;
         lua.set_named_registry_value(raise::key_str(raise::LOAD_KEY), register_outside.clone())?;
-        // Sized for its one slot: setting it never allocates.
         let run_slot = lua.create_table_with_capacity(1, 0)?;
-        run_slot.raw_set(1, false)?;
-        lua.set_named_registry_value(raise::key_str(raise::RUN_KEY), run_slot.clone())?;
+        run_slot.raw_set(1, lua.create_function(super::run::call_published)?)?;
+        lua.set_named_registry_value(raise::key_str(raise::RUN_KEY), run_slot)?;
         let handler = error_handler(&lua, tostring)?;
         let call_with: Function = lua
             .load("local xpcall = ...\nreturn function(f, h, k, a) return xpcall(function() return f(k, a) end, h) end")
@@ -356,7 +352,6 @@ impl LuaState {
             xpcall,
             call_with,
             handler,
-            run_slot,
             names,
         })
     }
