@@ -30,6 +30,7 @@ use crate::dispatch;
 use engine::Plan;
 use mlua::{Lua, MultiValue, Table, Value};
 use resp::{Proto, ReplyBuf};
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -98,6 +99,8 @@ struct Run<'s> {
     /// Abandoned: restart under a wider lock.
     restart: Option<Restart>,
     abort: Table,
+    /// The buffer each `redis.call`'s reply is written to.
+    reply: ReplyBuf,
 }
 
 /// Where the keys of `EVAL|FCALL x numkeys key... arg...` end, or Redis's error.
@@ -212,8 +215,7 @@ fn attempt_run(
         Target::Function(lib, def) => {
             let f = st.library_function(lib, &def.name)?;
             // Functions have no KEYS/ARGV globals (Redis runs them in a Lua of their own).
-            st.globals.raw_set("KEYS", Value::Nil).map_err(lua_err)?;
-            st.globals.raw_set("ARGV", Value::Nil).map_err(lua_err)?;
+            st.clear_keys_argv().map_err(lua_err)?;
             let k = st.array(keys).map_err(lua_err)?;
             let a = st.array(args).map_err(lua_err)?;
             (f, Some((k, a)))
@@ -228,6 +230,7 @@ fn attempt_run(
         may_restart,
         restart: None,
         abort: st.abort.clone(),
+        reply: ReplyBuf::new(Proto::Resp2),
     };
     let shared: RefCell<Shared> = RefCell::new((&mut *ctx, run));
     let result = {
@@ -306,6 +309,21 @@ pub fn call_published(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)
     r.unwrap_or_else(|| Err(mlua::Error::runtime("no script is running")))
 }
 
+/// One argument of a `redis.call`.
+enum Arg {
+    Lua(mlua::BorrowedBytes),
+    Number(String),
+}
+
+impl Arg {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Arg::Lua(b) => b.as_ref(),
+            Arg::Number(n) => n.as_bytes(),
+        }
+    }
+}
+
 /// `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: (value, raise it).
 fn command(
     lua: &Lua,
@@ -332,19 +350,22 @@ fn command(
             raise_errors,
         ))
     };
-    let mut argv: Vec<Vec<u8>> = Vec::new();
-    for v in it {
-        match v {
-            Value::String(s) => argv.push(s.as_bytes().to_vec()),
-            Value::Integer(i) => argv.push(resp::fmt::fmt_g17(i as f64).into_bytes()),
-            Value::Number(n) => argv.push(resp::fmt::fmt_g17(n).into_bytes()),
+    // The arguments as byte slices: Lua strings borrowed where they are, numbers
+    // formatted as Redis does (%.17g).
+    let values: SmallVec<[Value; 8]> = it.collect();
+    let mut held: SmallVec<[Arg; 8]> = SmallVec::new();
+    for v in &values {
+        held.push(match v {
+            Value::String(s) => Arg::Lua(s.as_bytes()),
+            Value::Integer(i) => Arg::Number(resp::fmt::fmt_g17(*i as f64)),
+            Value::Number(n) => Arg::Number(resp::fmt::fmt_g17(*n)),
             _ => return fail("Lua redis lib command arguments must be strings or integers"),
-        }
+        });
     }
-    if argv.is_empty() {
+    if held.is_empty() {
         return fail("Please specify at least one argument for this redis lib call");
     }
-    let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    let argv: SmallVec<[&[u8]; 8]> = held.iter().map(Arg::bytes).collect();
     let srv = ctx.srv;
     let cmd = srv.commands.lookup(&argv).filter(|c| c.handler.is_some());
     if acl_check {
@@ -399,7 +420,10 @@ fn command(
     } else {
         Proto::Resp2
     };
-    let mut reply = ReplyBuf::new(proto);
+    // The command replies into the run's buffer (reused from call to call).
+    let mut reply = std::mem::replace(&mut run.reply, ReplyBuf::new(proto));
+    reply.out.clear();
+    reply.proto = proto;
     std::mem::swap(ctx.out, &mut reply);
     let ops_before = ctx.exec_ops.as_ref().map_or(0, |o| o.len());
     dispatch::effects::prepare(srv, ctx.keys.changes);
@@ -414,7 +438,9 @@ fn command(
     run.db = ctx.client.db;
     ctx.client.db = caller_db;
     ctx.keys.set_db(caller_db);
-    let (v, is_error) = convert::reply_to_lua(lua, &reply.out)?;
+    let converted = convert::reply_to_lua(lua, &reply.out);
+    run.reply = reply;
+    let (v, is_error) = converted?;
     Ok((v, is_error && raise_errors))
 }
 

@@ -269,6 +269,8 @@ pub struct LuaState {
     pub handler: Function,
     /// The Lua strings "KEYS" and "ARGV".
     names: (mlua::LuaString, mlua::LuaString),
+    /// An EVAL set KEYS and ARGV since a function last cleared them.
+    keys_argv_set: bool,
 }
 
 /// Run `f` with this thread's Lua state (created on first use, and again after SCRIPT
@@ -326,7 +328,7 @@ impl LuaState {
         lua.set_named_registry_value(raise::key_str(raise::RUN_KEY), run_slot)?;
         let handler = error_handler(&lua, tostring)?;
         let call_with: Function = lua
-            .load("local xpcall = ...\nreturn function(f, h, k, a) return xpcall(function() return f(k, a) end, h) end")
+            .load(CALL_WITH)
             .set_name("=skein")
             .set_environment(lua.create_table()?)
             .call(xpcall.clone())?;
@@ -353,6 +355,7 @@ impl LuaState {
             call_with,
             handler,
             names,
+            keys_argv_set: false,
         })
     }
 
@@ -469,9 +472,20 @@ impl LuaState {
 
     /// Set EVAL's globals KEYS and ARGV to arrays of these strings (their names made
     /// once: a Rust `&str` key would be hashed into a Lua string on every run).
-    pub fn set_keys_argv(&self, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
+    pub fn set_keys_argv(&mut self, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
         self.globals.raw_set(&self.names.0, self.array(keys)?)?;
-        self.globals.raw_set(&self.names.1, self.array(args)?)
+        self.globals.raw_set(&self.names.1, self.array(args)?)?;
+        self.keys_argv_set = true;
+        Ok(())
+    }
+
+    /// Remove KEYS and ARGV (a function sees neither), if a script set them.
+    pub fn clear_keys_argv(&mut self) -> mlua::Result<()> {
+        if std::mem::take(&mut self.keys_argv_set) {
+            self.globals.raw_set(&self.names.0, Value::Nil)?;
+            self.globals.raw_set(&self.names.1, Value::Nil)?;
+        }
+        Ok(())
     }
 
     /// An array of strings.
@@ -483,6 +497,16 @@ impl LuaState {
         Ok(t)
     }
 }
+
+/// `call_with(f, h, k, a)`: `xpcall` of `f(k, a)` under handler `h` without a closure
+/// per call (Lua 5.1's xpcall passes no arguments): the call's function and arguments
+/// wait in upvalues of one trampoline, cleared when it returns (FCALL is refused inside
+/// a script, so calls never nest).
+const CALL_WITH: &str = "local xpcall = ...
+local F, K, A
+local function call() return F(K, A) end
+local function done(...) F, K, A = nil, nil, nil return ... end
+return function(f, h, k, a) F, K, A = f, k, a return done(xpcall(call, h)) end";
 
 /// A library compiled in a worker's state: its load's id and its functions' callbacks.
 type CompiledLibrary = (u64, HashMap<Vec<u8>, Function>);
