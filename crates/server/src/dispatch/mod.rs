@@ -270,12 +270,10 @@ fn check<'t>(
         }
         return None;
     }
-    if !replaying {
+    if !replaying && (is_write(srv, client, cmd, argv) || cmd.name == "ping") {
         if let Some(msg) = crate::persist::writes_denied(srv) {
-            if cmd.name == "ping" || is_write(srv, client, cmd, argv) {
-                rejected(client, out, &msg);
-                return None;
-            }
+            rejected(client, out, &msg);
+            return None;
         }
     }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {

@@ -1,7 +1,7 @@
 //! Script flags declared in a shebang (`#!lua flags=no-writes,allow-oom`), parsed as
 //! Redis's evalExtractShebangFlags does.
 
-use crate::cmd::table::CommandDef;
+use crate::cmd::table::{CommandDef, LockRule};
 use crate::server::Server;
 
 /// What a script declared. A script without a shebang runs in compatibility mode (as
@@ -42,6 +42,9 @@ impl ScriptFlags {
 /// whether to run it (Redis's evalGetCommandFlags / fcallGetCommandFlags); `None` for any
 /// other command, a script without a shebang, or one not known yet.
 pub fn declared(srv: &Server, cmd: &CommandDef, argv: &[&[u8]]) -> Option<ScriptFlags> {
+    if !matches!(cmd.lock, LockRule::Script) {
+        return None;
+    }
     let name = *argv.get(1)?;
     let flags = match cmd.fullname.as_str() {
         "eval" | "eval_ro" => parse(name).ok()?.0,
