@@ -388,6 +388,13 @@ fn command(
     if run.read_only && writes {
         return fail("Write commands are not allowed from read-only scripts.");
     }
+    // scriptVerifyWriteCommandAllow: until the script has written, a write command fails
+    // while writes are denied (a failed save or AOF write).
+    if cmd.flags.write && !run.dirty {
+        if let Some(msg) = crate::persist::writes_denied(srv) {
+            return fail(&format!("-{msg}"));
+        }
+    }
     // scriptVerifyOOM: the first write of a script not declaring allow-oom fails when
     // memory was over the limit as the script's command started.
     if cmd.flags.denyoom
