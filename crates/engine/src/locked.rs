@@ -651,15 +651,60 @@ impl<'a> Locked<'a> {
     /// lookupKeyRead on the current database.
     #[inline]
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
-        self.read_in(self.db, key, Read::NORMAL).map(|e| &*e)
+        self.lookup_read(self.db, key, Read::NORMAL, false)
+            .map(|e| &*e)
     }
 
-    /// A read lookup with Redis's flags, on database `db`.
+    /// A read lookup with Redis's flags, on database `db`. The entry may be modified in
+    /// place (a cache PFCOUNT keeps): a snapshot in progress takes the shard first.
     #[inline]
     pub fn read_in(&mut self, db: usize, key: &[u8], how: Read) -> Option<&mut Entry> {
+        self.lookup_read(db, key, how, true)
+    }
+
+    /// The shard of a read that only looks (`get`, `read`): a snapshot in progress takes
+    /// it first only when the lookup changes what it would save, deleting an expired key
+    /// or touching an access time it saves (IDLE/FREQ). Other reads leave the shard to
+    /// the saver: a GET does not write out a shard of keys.
+    fn shard_for_look(
+        &mut self,
+        db: usize,
+        h: u64,
+        key: &[u8],
+        touch: bool,
+    ) -> (&mut Shard, &mut Changes) {
+        let ks = self.ks;
+        let d = ks.db(db);
+        let (index, per_db) = (d.shard_index(h), d.shard_count());
+        let Some(shard) = held(ks, &mut self.guards, self.scope, per_db, db, index, false) else {
+            panic!("key of db {db} shard {index} used without its lock");
+        };
+        let now = self.now;
+        if ks.snapshot_on()
+            && (shard.peek(h, key).is_some_and(|e| e.is_expired(now))
+                || (touch && ks.snapshot_saves_access()))
+        {
+            ks.copy_on_write(db, index, shard);
+        }
+        (shard, &mut *self.changes)
+    }
+
+    /// lookupKeyRead; `modify`: the caller may change the entry it gets.
+    #[inline]
+    fn lookup_read(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        how: Read,
+        modify: bool,
+    ) -> Option<&mut Entry> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h);
+        let (shard, changes) = if modify {
+            self.shard_for(db, h)
+        } else {
+            self.shard_for_look(db, h, key, how.touch)
+        };
         let found = match shard.lookup(h, key, now) {
             Lookup::Live(e, _) => {
                 if how.touch {
@@ -691,7 +736,7 @@ impl<'a> Locked<'a> {
 
     /// A read with flags on the current database.
     pub fn read(&mut self, key: &[u8], how: Read) -> Option<&Entry> {
-        self.read_in(self.db, key, how).map(|e| &*e)
+        self.lookup_read(self.db, key, how, false).map(|e| &*e)
     }
 
     /// The entry as it is, expired or not, without statistics or access-time update

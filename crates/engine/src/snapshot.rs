@@ -121,6 +121,11 @@ impl Snapshot {
         self.aborted.load(Ordering::Relaxed)
     }
 
+    /// Does it save access times (IDLE or FREQ), which a read's touch changes?
+    fn saves_access(&self) -> bool {
+        self.opts.access != crate::rdb::file::Access::None
+    }
+
     /// Keys written out so far.
     pub fn keys_done(&self) -> u64 {
         self.keys_done.load(Ordering::Relaxed)
@@ -201,6 +206,17 @@ impl Keyspace {
             return None;
         }
         self.snapshot.current.read().clone()
+    }
+
+    /// Is a snapshot installed? (One atomic load.)
+    #[inline]
+    pub(crate) fn snapshot_on(&self) -> bool {
+        self.snapshot.on.load(Ordering::Acquire)
+    }
+
+    /// Does the snapshot in progress save access times?
+    pub(crate) fn snapshot_saves_access(&self) -> bool {
+        self.snapshot().is_some_and(|s| s.saves_access())
     }
 
     /// Called with shard `(db, index)` locked, before it is modified: write it out to the
@@ -299,6 +315,46 @@ mod tests {
         .unwrap();
         out.sort();
         out
+    }
+
+    #[test]
+    fn reads_leave_shards_to_the_saver_unless_they_change_them() {
+        let ks = Keyspace::new(1, 8);
+        for i in 0..100 {
+            set(&ks, &format!("k{i}"), "v");
+        }
+        let mut changes = Changes::default();
+        let mut keys = ks.lock_key(0, b"gone", &mut changes);
+        keys.insert(b"gone", StrRef::encode(b"x"), 1, Event::generic("set"));
+        drop(keys);
+        let opts = |access| crate::rdb::file::SaveOptions {
+            compress: true,
+            access,
+        };
+        let snap = ks
+            .begin_snapshot(opts(crate::rdb::file::Access::None))
+            .unwrap();
+        for i in 0..100 {
+            let key = format!("k{i}");
+            let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
+            assert!(keys.get(key.as_bytes()).is_some());
+        }
+        assert_eq!(snap.cow_shards(), 0);
+        // Reading an expired key deletes it: its shard is written out first.
+        let mut keys = ks.lock_key(0, b"gone", &mut changes);
+        assert!(keys.get(b"gone").is_none());
+        drop(keys);
+        assert_eq!(snap.cow_shards(), 1);
+        ks.end_snapshot();
+        // A snapshot that saves access times: a touching read writes the shard out.
+        let snap = ks
+            .begin_snapshot(opts(crate::rdb::file::Access::Idle))
+            .unwrap();
+        let mut keys = ks.lock_key(0, b"k1", &mut changes);
+        assert!(keys.get(b"k1").is_some());
+        drop(keys);
+        assert_eq!(snap.cow_shards(), 1);
+        ks.end_snapshot();
     }
 
     #[test]
