@@ -274,7 +274,8 @@ impl CommandDef {
 
 pub struct CommandTable {
     /// By lowercase name; looked up for every command, so a fast hasher (foldhash).
-    by_name: HashMap<String, Arc<CommandDef>, foldhash::fast::RandomState>,
+    /// Lowercase name bytes -> the command (looked up without a UTF-8 check).
+    by_name: HashMap<Box<[u8]>, Arc<CommandDef>, foldhash::fast::RandomState>,
     /// Every command and subcommand, by id.
     pub all: Vec<Arc<CommandDef>>,
 }
@@ -462,7 +463,7 @@ impl CommandTable {
                 workers,
             ));
             all.push(def.clone());
-            by_name.insert(name.clone(), def);
+            by_name.insert(name.clone().into_bytes().into_boxed_slice(), def);
         }
         CommandTable { by_name, all }
     }
@@ -474,8 +475,7 @@ impl CommandTable {
             for (d, s) in buf.iter_mut().zip(name) {
                 *d = s.to_ascii_lowercase();
             }
-            let lower = std::str::from_utf8(&buf[..name.len()]).ok()?;
-            self.by_name.get(lower)
+            self.by_name.get(&buf[..name.len()])
         } else {
             None
         }
