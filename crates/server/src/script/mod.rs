@@ -8,6 +8,7 @@ pub mod active;
 pub mod busy;
 pub mod cache;
 pub mod convert;
+pub mod eval_globals;
 pub mod flags;
 pub mod functions;
 pub mod functions_lua;

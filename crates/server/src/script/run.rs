@@ -209,7 +209,7 @@ fn attempt_run(
     let (f, call_args) = match target {
         Target::Eval(script) => {
             let f = st.function(script)?;
-            st.set_keys_argv(keys, args).map_err(lua_err)?;
+            st.set_keys_argv(keys, args)?;
             (f, None)
         }
         Target::Function(lib, def) => {

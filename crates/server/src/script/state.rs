@@ -271,6 +271,8 @@ pub struct LuaState {
     names: (mlua::LuaString, mlua::LuaString),
     /// An EVAL set KEYS and ARGV since a function last cleared them.
     keys_argv_set: bool,
+    /// What `super::eval_globals::set` reads from the registry.
+    eval_refs: super::eval_globals::Refs,
 }
 
 /// Run `f` with this thread's Lua state (created on first use, and again after SCRIPT
@@ -315,6 +317,7 @@ impl LuaState {
             .set_environment(lua.create_table()?)
             .call((real, rust, abort.clone()))?;
         lua.set_globals(env)?;
+        let eval_refs = super::eval_globals::Refs::new(&lua, &globals)?;
         let register_outside = lua.create_function(|lua, _: MultiValue| {
             let e = convert::error_table(
                 lua,
@@ -356,6 +359,7 @@ impl LuaState {
             handler,
             names,
             keys_argv_set: false,
+            eval_refs,
         })
     }
 
@@ -470,11 +474,10 @@ impl LuaState {
         Ok(list)
     }
 
-    /// Set EVAL's globals KEYS and ARGV to arrays of these strings (their names made
-    /// once: a Rust `&str` key would be hashed into a Lua string on every run).
-    pub fn set_keys_argv(&mut self, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
-        self.globals.raw_set(&self.names.0, self.array(keys)?)?;
-        self.globals.raw_set(&self.names.1, self.array(args)?)?;
+    /// Set EVAL's globals KEYS and ARGV to arrays of these strings
+    /// (`super::eval_globals`).
+    pub fn set_keys_argv(&mut self, keys: &[&[u8]], args: &[&[u8]]) -> Result<(), String> {
+        super::eval_globals::set(&self.lua, &self.eval_refs, keys, args)?;
         self.keys_argv_set = true;
         Ok(())
     }
