@@ -602,19 +602,16 @@ impl<'a> Locked<'a> {
     /// bug the dispatcher turns into an error reply.
     #[inline]
     fn shard_for(&mut self, db: usize, h: u64) -> (&mut Shard, &mut Changes) {
-        let d = self.ks.db(db);
+        let ks = self.ks;
+        let d = ks.db(db);
         let index = d.shard_index(h);
         let per_db = d.shard_count();
-        match held(
-            self.ks,
-            &mut self.guards,
-            self.scope,
-            per_db,
-            db,
-            index,
-            true,
-        ) {
-            Some(s) => (s, &mut *self.changes),
+        match held(ks, &mut self.guards, self.scope, per_db, db, index, false) {
+            Some(s) => {
+                // Only the key's copy-on-write unit is written out first.
+                ks.copy_on_write_key(db, index, s, h);
+                (s, &mut *self.changes)
+            }
             None => panic!("key of db {db} shard {index} used without its lock"),
         }
     }
@@ -684,7 +681,7 @@ impl<'a> Locked<'a> {
             && (shard.peek(h, key).is_some_and(|e| e.is_expired(now))
                 || (touch && ks.snapshot_saves_access()))
         {
-            ks.copy_on_write(db, index, shard);
+            ks.copy_on_write_key(db, index, shard, h);
         }
         (shard, &mut *self.changes)
     }
