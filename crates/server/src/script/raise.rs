@@ -11,9 +11,8 @@
 use mlua::ffi;
 use std::os::raw::c_int;
 
-/// Registry key of a table whose slot 1 holds the command function
-/// (`super::run::call_published`): called as `(mode, args...)`, returns
-/// `(value, raise)`.
+/// Registry key of the command function (`super::run::call_published`, made once per
+/// state): called as `(mode, args...)`, returns `(value, raise)`.
 pub const RUN_KEY: &std::ffi::CStr = c"skein.run";
 /// Registry key of `redis.register_function`'s implementation: the library being loaded
 /// collects its functions there (`super::state::LuaState::load_library`).
@@ -42,17 +41,15 @@ pub const RANDOMSEED: u8 = 8;
 /// `redis.register_function` (while a library loads).
 pub const REGISTER: u8 = 9;
 
-/// Calls `registry[RUN_KEY][1]` (or `registry[LOAD_KEY]`, `registry[API_KEY]`) with
-/// `(MODE, args...)` and raises its first result when its second is true, else returns
-/// the first.
+/// Calls `registry[RUN_KEY or API_KEY](MODE, args...)` and raises its first result when
+/// its second is true, else returns the first.
 ///
 /// # Safety
 /// Called by Lua only, as a `lua_CFunction`. It holds no Rust value with a destructor:
 /// `lua_call` may unwind through it (an error inside the callee) and `lua_error` leaves
 /// it by `longjmp`, both of which only skip frames without destructors (plain integers
 /// here). A C function has LUA_MINSTACK (20) free slots; it pushes at most 2 beyond its
-/// arguments before the call (the slot table and its function, then the table is
-/// removed and the mode pushed). `lua_rawgeti` reads without metamethods or allocation.
+/// arguments before the call.
 pub unsafe extern "C-unwind" fn trampoline<const MODE: u8>(state: *mut ffi::lua_State) -> c_int {
     let key = match MODE {
         CALL | PCALL | ACL => RUN_KEY,
@@ -64,10 +61,6 @@ pub unsafe extern "C-unwind" fn trampoline<const MODE: u8>(state: *mut ffi::lua_
     unsafe {
         let n = ffi::lua_gettop(state);
         ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, key.as_ptr());
-        if matches!(MODE, CALL | PCALL | ACL) {
-            ffi::lua_rawgeti(state, -1, 1);
-            ffi::lua_remove(state, -2);
-        }
         ffi::lua_insert(state, 1);
         ffi::lua_pushinteger(state, MODE as ffi::lua_Integer);
         ffi::lua_insert(state, 2);

@@ -267,8 +267,6 @@ pub struct LuaState {
     /// `call_with(f, handler, keys, args)`: xpcall of `f(keys, args)` (FCALL).
     pub call_with: Function,
     pub handler: Function,
-    /// The Lua strings "KEYS" and "ARGV".
-    names: (mlua::LuaString, mlua::LuaString),
     /// An EVAL set KEYS and ARGV since a function last cleared them.
     keys_argv_set: bool,
     /// What `super::eval_globals::set` reads from the registry.
@@ -326,9 +324,10 @@ impl LuaState {
             Ok((Value::Table(e), true))
         })?;
         lua.set_named_registry_value(raise::key_str(raise::LOAD_KEY), register_outside.clone())?;
-        let run_slot = lua.create_table_with_capacity(1, 0)?;
-        run_slot.raw_set(1, lua.create_function(super::run::call_published)?)?;
-        lua.set_named_registry_value(raise::key_str(raise::RUN_KEY), run_slot)?;
+        lua.set_named_registry_value(
+            raise::key_str(raise::RUN_KEY),
+            lua.create_function(super::run::call_published)?,
+        )?;
         let handler = error_handler(&lua, tostring)?;
         let call_with: Function = lua
             .load(CALL_WITH)
@@ -343,7 +342,6 @@ impl LuaState {
                 Err(msg) => Err(mlua::Error::RuntimeError(msg.to_string())),
             },
         )?;
-        let names = (lua.create_string("KEYS")?, lua.create_string("ARGV")?);
         Ok(LuaState {
             lua,
             generation,
@@ -357,7 +355,6 @@ impl LuaState {
             xpcall,
             call_with,
             handler,
-            names,
             keys_argv_set: false,
             eval_refs,
         })
@@ -485,8 +482,8 @@ impl LuaState {
     /// Remove KEYS and ARGV (a function sees neither), if a script set them.
     pub fn clear_keys_argv(&mut self) -> mlua::Result<()> {
         if std::mem::take(&mut self.keys_argv_set) {
-            self.globals.raw_set(&self.names.0, Value::Nil)?;
-            self.globals.raw_set(&self.names.1, Value::Nil)?;
+            self.globals.raw_set("KEYS", Value::Nil)?;
+            self.globals.raw_set("ARGV", Value::Nil)?;
         }
         Ok(())
     }
