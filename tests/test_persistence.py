@@ -416,8 +416,8 @@ def test_bgsave_is_one_point_in_time(fresh_skein):
     info = r.info("persistence")
     assert info["rdb_bgsave_in_progress"] == 0
     assert info["rdb_last_bgsave_status"] == "ok"
-    # Writers wrote shards out before modifying them.
-    assert info["skein_rdb_last_cow_shards"] > 0
+    # Writers wrote keys out before modifying them.
+    assert info["skein_rdb_last_cow_writes"] > 0
     path = os.path.join(sk.dir, "dump.rdb")
     check = subprocess.run([CHECK_RDB, path], capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout

@@ -423,17 +423,16 @@ fn each_shard(
     }
 }
 
-/// The held shard `(db, index)`, if held. Reached for writing (`write`), it is first
-/// written out to a snapshot in progress that has not taken it yet (copy-on-write).
+/// The held shard `(db, index)`, if held. A caller that modifies a key of it first calls
+/// [`Keyspace::copy_on_write_key`] (or [`Keyspace::copy_on_write_removed`]) for that key,
+/// for a snapshot in progress (copy-on-write).
 #[inline]
 fn held<'g>(
-    ks: &Keyspace,
     guards: &'g mut [Held<'_>],
     scope: Scope,
     per_db: usize,
     db: usize,
     index: usize,
-    write: bool,
 ) -> Option<&'g mut Shard> {
     let pos = match scope {
         Scope::Db(d) if d == db => Some(index),
@@ -443,11 +442,7 @@ fn held<'g>(
             .binary_search_by(|h| (h.db, h.shard).cmp(&(db as u32, index as u32)))
             .ok(),
     }?;
-    let shard = &mut *guards.get_mut(pos)?.guard;
-    if write {
-        ks.copy_on_write(db, index, shard);
-    }
-    Some(shard)
+    Some(&mut *guards.get_mut(pos)?.guard)
 }
 
 impl<'a> Locked<'a> {
@@ -596,20 +591,20 @@ impl<'a> Locked<'a> {
         hash_key(key)
     }
 
-    /// The held shard for hash `h` of database `db`, and the change buffer.
+    /// The held shard for `key` (hash `h`) of database `db`, about to be modified there
+    /// (a snapshot in progress gets the key's value first), and the change buffer.
     ///
     /// Panics if the shard is not held: a command touched a key its plan did not name, a
     /// bug the dispatcher turns into an error reply.
     #[inline]
-    fn shard_for(&mut self, db: usize, h: u64) -> (&mut Shard, &mut Changes) {
+    fn shard_for(&mut self, db: usize, h: u64, key: &[u8]) -> (&mut Shard, &mut Changes) {
         let ks = self.ks;
         let d = ks.db(db);
         let index = d.shard_index(h);
         let per_db = d.shard_count();
-        match held(ks, &mut self.guards, self.scope, per_db, db, index, false) {
+        match held(&mut self.guards, self.scope, per_db, db, index) {
             Some(s) => {
-                // Only the key's copy-on-write unit is written out first.
-                ks.copy_on_write_key(db, index, s, h);
+                ks.copy_on_write_key(db, index, s, h, key);
                 (s, &mut *self.changes)
             }
             None => panic!("key of db {db} shard {index} used without its lock"),
@@ -618,18 +613,17 @@ impl<'a> Locked<'a> {
 
     /// Run `f` on shard `index` of `db`: the held one, or (when nothing is held) locked
     /// for the length of `f` only.
-    /// `write`: whether `f` may modify the shard (see [`held`]).
+    /// `f` calls [`Keyspace::copy_on_write_removed`] for each key it deletes.
     fn with_shard<R>(
         &mut self,
         db: usize,
         index: usize,
-        write: bool,
         f: impl FnOnce(&mut Shard, &mut Changes) -> R,
     ) -> R {
         let ks = self.ks;
         let d = ks.db(db);
         let per_db = d.shard_count();
-        if let Some(s) = held(ks, &mut self.guards, self.scope, per_db, db, index, write) {
+        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
             return f(s, &mut *self.changes);
         }
         assert!(
@@ -637,9 +631,6 @@ impl<'a> Locked<'a> {
             "walking db {db} while holding other shards"
         );
         let mut g = ks.lock_waits.lock(&d.shards[index]);
-        if write {
-            ks.copy_on_write(db, index, &g);
-        }
         f(&mut g, &mut *self.changes)
     }
 
@@ -673,7 +664,7 @@ impl<'a> Locked<'a> {
         let ks = self.ks;
         let d = ks.db(db);
         let (index, per_db) = (d.shard_index(h), d.shard_count());
-        let Some(shard) = held(ks, &mut self.guards, self.scope, per_db, db, index, false) else {
+        let Some(shard) = held(&mut self.guards, self.scope, per_db, db, index) else {
             panic!("key of db {db} shard {index} used without its lock");
         };
         let now = self.now;
@@ -681,7 +672,7 @@ impl<'a> Locked<'a> {
             && (shard.peek(h, key).is_some_and(|e| e.is_expired(now))
                 || (touch && ks.snapshot_saves_access()))
         {
-            ks.copy_on_write_key(db, index, shard, h);
+            ks.copy_on_write_key(db, index, shard, h, key);
         }
         (shard, &mut *self.changes)
     }
@@ -698,7 +689,7 @@ impl<'a> Locked<'a> {
         let h = self.hash(key);
         let now = self.now;
         let (shard, changes) = if modify {
-            self.shard_for(db, h)
+            self.shard_for(db, h, key)
         } else {
             self.shard_for_look(db, h, key, how.touch)
         };
@@ -748,21 +739,12 @@ impl<'a> Locked<'a> {
         let h = self.hash(key);
         let d = self.ks.db(self.db);
         let (index, per_db) = (d.shard_index(h), d.shard_count());
-        held(
-            self.ks,
-            &mut self.guards,
-            self.scope,
-            per_db,
-            self.db,
-            index,
-            false,
-        )?
-        .peek(h, key)
+        held(&mut self.guards, self.scope, per_db, self.db, index)?.peek(h, key)
     }
 
     pub fn peek_in(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
         let h = self.hash(key);
-        let (shard, _) = self.shard_for(db, h);
+        let (shard, _) = self.shard_for(db, h, key);
         shard.peek(h, key)
     }
 
@@ -789,7 +771,7 @@ impl<'a> Locked<'a> {
     pub fn modify_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h);
+        let (shard, changes) = self.shard_for(db, h, key);
         match shard.lookup(h, key, now) {
             Lookup::Live(entry, expires) => {
                 entry.touch();
@@ -853,7 +835,7 @@ impl<'a> Locked<'a> {
         debug_assert_eq!(key, entry.key());
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h);
+        let (shard, changes) = self.shard_for(db, h, key);
         match shard.insert_entry(h, entry) {
             Some(old) if !old.is_expired(now) => {
                 crate::release::release(old, crate::release::Why::Overwritten);
@@ -877,7 +859,7 @@ impl<'a> Locked<'a> {
     pub fn remove_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<Entry> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h);
+        let (shard, changes) = self.shard_for(db, h, key);
         let e = shard.remove(h, key)?;
         if e.is_expired(now) {
             changes.record(db, key, Event::EXPIRED);
@@ -922,7 +904,7 @@ impl<'a> Locked<'a> {
         let mut removed = 0u64;
         let ks = self.ks;
         for i in 0..per_db {
-            let shard = held(ks, &mut self.guards, self.scope, per_db, db, i, false)
+            let shard = held(&mut self.guards, self.scope, per_db, db, i)
                 .expect("FLUSHDB holds every shard of its database");
             let t = shard.take_all();
             removed += t.len() as u64;
@@ -967,7 +949,7 @@ impl<'a> Locked<'a> {
     /// Visit the shards of `db` in order, read-only, until `visit` returns false.
     pub fn walk_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
         for i in 0..self.shard_count(db) {
-            if !self.with_shard(db, i, false, |s, _| visit(s)) {
+            if !self.with_shard(db, i, |s, _| visit(s)) {
                 break;
             }
         }
@@ -1022,7 +1004,8 @@ impl<'a> Locked<'a> {
         let count = count.max(1);
         let now = self.now;
         while shard < shards {
-            let done = self.with_shard(db, shard, true, |s, changes| {
+            let ks = self.ks;
+            let done = self.with_shard(db, shard, |s, changes| {
                 let mut cands: Vec<(u64, u64, Vec<u8>)> = s
                     .iter()
                     .map(|e| (hash_key(e.key()), e))
@@ -1043,6 +1026,7 @@ impl<'a> Locked<'a> {
                     match s.lookup(*h, key, now) {
                         Lookup::Live(e, _) => visit(e),
                         Lookup::Expired(e) => {
+                            ks.copy_on_write_removed(db, shard, *h, &e);
                             changes.record(db, key, Event::EXPIRED);
                             crate::release::release(e, crate::release::Why::Expired);
                         }
@@ -1086,13 +1070,15 @@ impl<'a> Locked<'a> {
         // Try random shards first, then sweep so a sparse keyspace still finds its keys.
         for attempt in 0..n {
             let i = (start + attempt) % n;
-            let found = self.with_shard(db, i, true, |s, changes| {
+            let ks = self.ks;
+            let found = self.with_shard(db, i, |s, changes| {
                 for _ in 0..100 {
                     let key = s.random_key()?.key().to_vec();
                     let h = hash_key(&key);
                     match s.lookup(h, &key, now) {
                         Lookup::Live(..) => return Some(key),
                         Lookup::Expired(e) => {
+                            ks.copy_on_write_removed(db, i, h, &e);
                             changes.record(db, &key, Event::EXPIRED);
                             crate::release::release(e, crate::release::Why::Expired);
                         }
@@ -1112,8 +1098,10 @@ impl<'a> Locked<'a> {
     /// a TTL and delete (recording `expired`) the ones past it. Returns (sampled, expired).
     pub fn expire_sample(&mut self, db: usize, index: usize, samples: usize) -> (usize, usize) {
         let now = now_ms();
-        self.with_shard(db, index, true, |s, changes| {
-            s.expire_sample(samples, now, |e| {
+        let ks = self.ks;
+        self.with_shard(db, index, |s, changes| {
+            s.expire_sample(samples, now, |h, e| {
+                ks.copy_on_write_removed(db, index, h, &e);
                 changes.record(db, e.key(), Event::EXPIRED)
             })
         })

@@ -179,12 +179,13 @@ impl Shard {
     }
 
     /// One step of the active expiry cycle: sample up to `samples` keys with a TTL and
-    /// delete the expired ones, handing each to `expired`. Returns (sampled, expired).
+    /// delete the expired ones, handing each (with its hash) to `expired_entry`. Returns
+    /// (sampled, expired).
     pub(crate) fn expire_sample(
         &mut self,
         samples: usize,
         now_ms: i64,
-        mut expired_entry: impl FnMut(Entry),
+        mut expired_entry: impl FnMut(u64, Entry),
     ) -> (usize, usize) {
         let n = self.expires.len();
         if n == 0 {
@@ -209,7 +210,7 @@ impl Shard {
             if dead {
                 if let Some(key) = self.expires.swap_remove_index(i) {
                     if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
-                        expired_entry(slot.remove().0);
+                        expired_entry(h, slot.remove().0);
                     }
                 }
                 expired += 1;
@@ -333,7 +334,7 @@ mod tests {
         put(&mut s, b"forever", b"v", NO_EXPIRE);
         let mut gone = 0;
         for _ in 0..100 {
-            gone += s.expire_sample(20, 500, drop).1;
+            gone += s.expire_sample(20, 500, |_, e| drop(e)).1;
         }
         assert_eq!(gone, 25);
         assert_eq!((s.len(), s.expires_len()), (26, 25));

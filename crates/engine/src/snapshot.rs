@@ -1,48 +1,72 @@
 //! A point-in-time copy of the whole keyspace taken shard by shard, without fork:
-//! copy-on-write at shard granularity.
+//! copy-on-write at key granularity.
 //!
-//! While a [`Snapshot`] is installed in the [`Keyspace`], every shard is written out
-//! (serialized into RDB key records, a [`Chunk`]) exactly once: either by the saver, which
-//! walks the shards in order, or, first, by whoever is about to modify a shard the saver
-//! has not reached yet ([`Keyspace::copy_on_write`], called by `Locked` with the shard's
-//! lock held, before the modification). Each shard is therefore captured as it was when
-//! the snapshot was installed, and the chunks together are one consistent cut: a write is
-//! in the snapshot exactly when it was made before the snapshot was installed.
+//! While a [`Snapshot`] is installed in the [`Keyspace`], every key that existed when it
+//! was installed (the cut) is written out (serialized into an RDB key record) exactly once,
+//! as it was at the cut, by one of:
 //!
-//! The unit written out is smaller than a shard: a shard's keys fall into [`UNITS`] units
-//! by bits of their hash, and a write of one key writes out only that key's unit (a
-//! whole-shard change, SWAPDB or the expiry cycle, writes out every unit left). With 1,024
-//! shards of 10,000 keys, a writer's copy is about 150 keys, not 10,000: a steady stream
-//! of writes on random keys no longer makes the writers serialize the dataset themselves.
+//! - the saver, which walks the shards in order and takes each ([`Snapshot::take`]):
+//!   with the shard's lock held, it serializes the shard's keys into a [`Chunk`], skipping
+//!   the keys writers have already dealt with;
+//! - a writer about to modify key K (insert, change, delete, expiry) of a shard the saver
+//!   has not taken yet ([`Keyspace::copy_on_write_key`], called by `Locked` with the
+//!   shard's lock held, before the modification): unless K is already recorded for that
+//!   shard, it serializes K's current value (if K exists: it is then unchanged since the
+//!   cut, as every change passed here first) and records K, whether it existed or not, so
+//!   neither it nor the saver writes K out again. A write therefore costs one key's
+//!   serialization and a set insert, never a walk of the shard;
+//! - a whole-shard change (SWAPDB) about to modify a shard not taken yet, which takes it
+//!   like the saver ([`Keyspace::copy_on_write`]).
 //!
-//! A writer never serializes more than the units it is about to modify; chunks made by
-//! writers wait in a queue the saver drains as it goes. A flush (FLUSHDB) does not
-//! serialize at all: it hands the removed tables of shards not taken yet to the snapshot,
+//! Every change reaches the shard through one of these first, so each key is captured as
+//! it was at the cut and the chunks together are one consistent cut: a write is in the
+//! snapshot exactly when it was made before the snapshot was installed; a key created
+//! after the cut is recorded (and skipped by the saver), never saved.
+//!
+//! Memory beyond the dataset: the records writers made, queued until the saver drains
+//! them (before each shard it takes), and the recorded keys of the shards not taken yet,
+//! freed as each shard is taken. A flush (FLUSHDB) does not serialize at all: it hands the
+//! removed tables of shards not taken yet (with their recorded keys) to the snapshot,
 //! whose saver writes them out and frees them.
 
 use crate::entry::Entry;
 use crate::keyspace::Keyspace;
 use crate::rdb::file::{write_entry, SaveOptions};
 use crate::shard::{hash_key, Shard};
+use hashbrown::hash_table::Entry as TableEntry;
 use hashbrown::HashTable;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Copy-on-write units per shard.
-pub const UNITS: u32 = 64;
-/// Where a key's unit comes from in its hash: bits the shard index (from bit 40) and the
-/// table (its low bits for the slot, the top seven for the tag) do not use.
-const UNIT_SHIFT: u32 = 24;
-/// Every unit of a shard.
-const ALL: u64 = u64::MAX;
+/// Keys of one shard dealt with by writers before the saver took it.
+type Handled = HashTable<Box<[u8]>>;
 
-/// The unit of a key with hash `h`, as a bit.
-fn unit_bit(h: u64) -> u64 {
-    1 << ((h >> UNIT_SHIFT) & u64::from(UNITS - 1))
+/// One shard's side of a snapshot. Read and changed only with the shard's own lock held,
+/// so its mutex is never contended.
+#[derive(Default)]
+struct ShardCut {
+    /// What was left of the shard has been written out (by the saver, a whole-shard
+    /// change, or handed over by a flush).
+    taken: bool,
+    /// Keys written out by writers (or absent at the cut) while the shard was not taken.
+    handled: Handled,
 }
 
-/// One shard's key records.
+impl ShardCut {
+    /// Record `key` (hash `h`) as handled; false if it was already.
+    fn record(&mut self, h: u64, key: &[u8]) -> bool {
+        match self.handled.entry(h, |k| **k == *key, |k| hash_key(k)) {
+            TableEntry::Occupied(_) => false,
+            TableEntry::Vacant(v) => {
+                v.insert(key.into());
+                true
+            }
+        }
+    }
+}
+
+/// Key records of one database.
 pub struct Chunk {
     pub db: usize,
     pub records: Vec<u8>,
@@ -52,20 +76,20 @@ pub struct Chunk {
 /// A snapshot in progress. See the module documentation.
 pub struct Snapshot {
     per_db: usize,
-    /// The units of shard `db * per_db + index` written out (a bit each).
-    taken: Box<[AtomicU64]>,
+    /// Shard `db * per_db + index`'s side.
+    cuts: Box<[Mutex<ShardCut>]>,
     aborted: AtomicBool,
     opts: SaveOptions,
-    /// Chunks written out by writers, waiting for the saver.
+    /// Records written out by writers, waiting for the saver.
     ready: Mutex<Vec<Chunk>>,
-    /// Whole shard contents a flush removed before the saver took them, with the units
-    /// still to write out: the saver writes them out (and frees them).
-    handed: Mutex<Vec<(usize, u64, HashTable<Entry>)>>,
+    /// Whole shard contents a flush removed before the saver took them, with the keys
+    /// to skip: the saver writes them out (and frees them).
+    handed: Mutex<Vec<(usize, HashTable<Entry>, Handled)>>,
     /// Keys written out so far.
     keys_done: AtomicU64,
-    /// Shards written out by writers (copy-on-write) rather than by the saver, and their
-    /// bytes.
-    cow_shards: AtomicU64,
+    /// Copy-on-write writes (a key, or what was left of a shard) made by writers rather
+    /// than by the saver, and their bytes.
+    cow_writes: AtomicU64,
     cow_bytes: AtomicU64,
 }
 
@@ -73,53 +97,53 @@ impl Snapshot {
     fn new(databases: usize, per_db: usize, opts: SaveOptions) -> Snapshot {
         Snapshot {
             per_db,
-            taken: (0..databases * per_db).map(|_| AtomicU64::new(0)).collect(),
+            cuts: (0..databases * per_db).map(|_| Mutex::default()).collect(),
             aborted: AtomicBool::new(false),
             opts,
             ready: Mutex::new(Vec::new()),
             handed: Mutex::new(Vec::new()),
             keys_done: AtomicU64::new(0),
-            cow_shards: AtomicU64::new(0),
+            cow_writes: AtomicU64::new(0),
             cow_bytes: AtomicU64::new(0),
         }
     }
 
-    /// Write out what is left of shard `(db, index)` (nothing if all of it was written
-    /// out, or the snapshot was abandoned). `shard` is its content, with its lock held by
-    /// the caller.
-    pub fn take(&self, db: usize, index: usize, shard: &Shard) -> Option<Chunk> {
-        self.take_units(db, index, shard, ALL)
+    /// Shard `(db, index)`'s side; the caller holds the shard's lock.
+    fn cut(&self, db: usize, index: usize) -> MutexGuard<'_, ShardCut> {
+        self.cuts[db * self.per_db + index].lock()
     }
 
-    /// Write out the units `want` of shard `(db, index)` not written out yet.
-    fn take_units(&self, db: usize, index: usize, shard: &Shard, want: u64) -> Option<Chunk> {
-        let units = self.claim(db, index, want);
-        if units == 0 {
+    /// Write out what is left of shard `(db, index)` (nothing if it was taken already, or
+    /// the snapshot was abandoned). `shard` is its content, with its lock held by the
+    /// caller.
+    pub fn take(&self, db: usize, index: usize, shard: &Shard) -> Option<Chunk> {
+        let skip = self.claim(db, index)?;
+        Some(self.chunk(db, shard.iter(), &skip))
+    }
+
+    /// Mark shard `(db, index)` taken and return its handled keys (freed from the
+    /// snapshot), or `None` if it was taken already or the snapshot was abandoned.
+    fn claim(&self, db: usize, index: usize) -> Option<Handled> {
+        let mut cut = self.cut(db, index);
+        if cut.taken || self.is_aborted() {
             return None;
         }
-        Some(self.chunk(db, shard.iter(), units))
+        cut.taken = true;
+        Some(std::mem::take(&mut cut.handled))
     }
 
-    /// Mark units `want` of shard `(db, index)` taken; returns those that were not (none
-    /// if the snapshot was abandoned). The caller holds the shard's lock.
-    fn claim(&self, db: usize, index: usize, want: u64) -> u64 {
-        let flag = &self.taken[db * self.per_db + index];
-        // Changed only under the shard's lock, which the caller holds.
-        let before = flag.load(Ordering::Relaxed);
-        let units = want & !before;
-        if units == 0 || self.aborted.load(Ordering::Relaxed) {
-            return 0;
-        }
-        flag.store(before | units, Ordering::Relaxed);
-        units
-    }
-
-    /// The records of the entries in `units`.
-    fn chunk<'e>(&self, db: usize, entries: impl Iterator<Item = &'e Entry>, units: u64) -> Chunk {
+    /// The records of `entries` but those in `skip`.
+    fn chunk<'e>(
+        &self,
+        db: usize,
+        entries: impl Iterator<Item = &'e Entry>,
+        skip: &Handled,
+    ) -> Chunk {
         let mut records = Vec::new();
         let mut keys = 0;
         for e in entries {
-            if units != ALL && unit_bit(hash_key(e.key())) & units == 0 {
+            let key = e.key();
+            if !skip.is_empty() && skip.find(hash_key(key), |k| **k == *key).is_some() {
                 continue;
             }
             write_entry(&mut records, e, self.opts);
@@ -129,13 +153,52 @@ impl Snapshot {
         Chunk { db, records, keys }
     }
 
+    /// Key `key` (hash `h`) of shard `(db, index)` is about to change; `now` is its entry
+    /// (if it exists). Unless the shard is taken or the key recorded, write out `now` (the
+    /// key as it was at the cut) and record the key. The caller holds the shard's lock.
+    fn write_out_key(&self, db: usize, index: usize, h: u64, key: &[u8], now: Option<&Entry>) {
+        {
+            let mut cut = self.cut(db, index);
+            if cut.taken || self.is_aborted() || !cut.record(h, key) {
+                return;
+            }
+        }
+        let Some(e) = now else {
+            return;
+        };
+        let mut records = Vec::new();
+        write_entry(&mut records, e, self.opts);
+        self.keys_done.fetch_add(1, Ordering::Relaxed);
+        self.queue(Chunk {
+            db,
+            records,
+            keys: 1,
+        });
+    }
+
+    /// Queue records a writer made for the saver (appended to the last chunk when it is of
+    /// the same database).
+    fn queue(&self, chunk: Chunk) {
+        self.cow_writes.fetch_add(1, Ordering::Relaxed);
+        self.cow_bytes
+            .fetch_add(chunk.records.len() as u64, Ordering::Relaxed);
+        let mut ready = self.ready.lock();
+        match ready.last_mut() {
+            Some(last) if last.db == chunk.db => {
+                last.records.extend_from_slice(&chunk.records);
+                last.keys += chunk.keys;
+            }
+            _ => ready.push(chunk),
+        }
+    }
+
     /// The chunks writers have made since the last call (shard contents a flush handed
     /// over are written out here, on the saver's thread, and freed).
     pub fn drain(&self) -> Vec<Chunk> {
         let mut out = std::mem::take(&mut *self.ready.lock());
         let handed = std::mem::take(&mut *self.handed.lock());
-        for (db, units, table) in handed {
-            out.push(self.chunk(db, table.iter(), units));
+        for (db, table, skip) in handed {
+            out.push(self.chunk(db, table.iter(), &skip));
         }
         out
     }
@@ -161,13 +224,13 @@ impl Snapshot {
         self.keys_done.load(Ordering::Relaxed)
     }
 
-    /// Units (or what was left of whole shards) written out by writers before their
-    /// modification.
-    pub fn cow_shards(&self) -> u64 {
-        self.cow_shards.load(Ordering::Relaxed)
+    /// Copy-on-write writes made by writers before their modification: a key each, or
+    /// what was left of a shard (SWAPDB).
+    pub fn cow_writes(&self) -> u64 {
+        self.cow_writes.load(Ordering::Relaxed)
     }
 
-    /// Bytes of the records of those shards.
+    /// Bytes of the records of those writes.
     pub fn cow_bytes(&self) -> u64 {
         self.cow_bytes.load(Ordering::Relaxed)
     }
@@ -250,14 +313,15 @@ impl Keyspace {
         self.snapshot().is_some_and(|s| s.saves_access())
     }
 
-    /// Called with shard `(db, index)` locked, before it is modified: write it out to the
-    /// snapshot in progress if that has not happened yet. One atomic load otherwise.
-    #[inline]
+    /// Called with shard `(db, index)` locked, before a change of the whole shard (SWAPDB):
+    /// write out what is left of it if the snapshot in progress has not taken it.
     pub(crate) fn copy_on_write(&self, db: usize, index: usize, shard: &Shard) {
-        if !self.snapshot.on.load(Ordering::Acquire) {
+        let Some(snap) = self.snapshot() else {
             return;
+        };
+        if let Some(chunk) = snap.take(db, index, shard) {
+            snap.queue(chunk);
         }
-        self.copy_on_write_slow(db, index, shard, ALL);
     }
 
     /// Shard `(db, index)`'s whole content, just removed from it with its lock held (a
@@ -269,43 +333,58 @@ impl Keyspace {
         index: usize,
         table: HashTable<Entry>,
     ) -> Option<HashTable<Entry>> {
-        if !self.snapshot.on.load(Ordering::Acquire) {
-            return Some(table);
-        }
-        let cur = self.snapshot.current.read();
-        let Some(snap) = cur.as_ref() else {
+        let Some(snap) = self.snapshot() else {
             return Some(table);
         };
-        match snap.claim(db, index, ALL) {
-            0 => Some(table),
-            units => {
-                snap.handed.lock().push((db, units, table));
+        match snap.claim(db, index) {
+            None => Some(table),
+            Some(skip) => {
+                snap.handed.lock().push((db, table, skip));
                 None
             }
         }
     }
 
-    /// Called with shard `(db, index)` locked, before the key with hash `h` is modified
-    /// (inserted, changed or deleted): write out that key's unit if it has not been.
+    /// Called with shard `(db, index)` locked, before key `key` (hash `h`) is modified
+    /// (inserted, changed or deleted): write out its value at the snapshot's cut if that
+    /// has not happened yet. One atomic load when no snapshot runs.
     #[inline]
-    pub(crate) fn copy_on_write_key(&self, db: usize, index: usize, shard: &Shard, h: u64) {
+    pub(crate) fn copy_on_write_key(
+        &self,
+        db: usize,
+        index: usize,
+        shard: &Shard,
+        h: u64,
+        key: &[u8],
+    ) {
         if !self.snapshot.on.load(Ordering::Acquire) {
             return;
         }
-        self.copy_on_write_slow(db, index, shard, unit_bit(h));
+        self.copy_on_write_key_slow(db, index, h, key, shard.peek(h, key));
+    }
+
+    /// Called with shard `(db, index)` locked, right after `removed` (hash `h`) was taken
+    /// out of it without [`Keyspace::copy_on_write_key`] first (an expired key deleted by
+    /// the expiry cycle, SCAN or RANDOMKEY): write it out if that has not happened yet.
+    #[inline]
+    pub(crate) fn copy_on_write_removed(&self, db: usize, index: usize, h: u64, removed: &Entry) {
+        if !self.snapshot.on.load(Ordering::Acquire) {
+            return;
+        }
+        self.copy_on_write_key_slow(db, index, h, removed.key(), Some(removed));
     }
 
     #[cold]
-    fn copy_on_write_slow(&self, db: usize, index: usize, shard: &Shard, units: u64) {
-        let cur = self.snapshot.current.read();
-        let Some(snap) = cur.as_ref() else {
-            return;
-        };
-        if let Some(chunk) = snap.take_units(db, index, shard, units) {
-            snap.cow_shards.fetch_add(1, Ordering::Relaxed);
-            snap.cow_bytes
-                .fetch_add(chunk.records.len() as u64, Ordering::Relaxed);
-            snap.ready.lock().push(chunk);
+    fn copy_on_write_key_slow(
+        &self,
+        db: usize,
+        index: usize,
+        h: u64,
+        key: &[u8],
+        now: Option<&Entry>,
+    ) {
+        if let Some(snap) = self.snapshot.current.read().as_ref() {
+            snap.write_out_key(db, index, h, key, now);
         }
     }
 }
@@ -321,18 +400,42 @@ mod tests {
     use crate::NO_EXPIRE;
 
     fn set(ks: &Keyspace, key: &str, v: &str) {
+        set_ex(ks, key, v, NO_EXPIRE);
+    }
+
+    fn set_ex(ks: &Keyspace, key: &str, v: &str, expire_at: i64) {
         let mut changes = Changes::default();
         let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
         keys.insert(
             key.as_bytes(),
             StrRef::encode(v.as_bytes()),
-            NO_EXPIRE,
+            expire_at,
             Event::generic("set"),
         );
     }
 
+    fn del(ks: &Keyspace, key: &str) {
+        let mut changes = Changes::default();
+        let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
+        keys.remove(key.as_bytes(), Event::generic("del"));
+    }
+
+    fn expire(ks: &Keyspace, key: &str, at: i64) {
+        let mut changes = Changes::default();
+        let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
+        keys.set_expire(key.as_bytes(), at, Event::generic("expire"));
+    }
+
     /// Everything a snapshot wrote out, as (key, value) pairs.
     fn contents(chunks: Vec<super::Chunk>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        contents_ttl(chunks)
+            .into_iter()
+            .map(|(k, v, _)| (k, v))
+            .collect()
+    }
+
+    /// Everything a snapshot wrote out, as (key, value, expire_at).
+    fn contents_ttl(chunks: Vec<super::Chunk>) -> Vec<(Vec<u8>, Vec<u8>, i64)> {
         let mut fw = FileWriter::new(Vec::new(), true, 2, &[("x", AuxValue::Int(1))]).unwrap();
         for c in chunks {
             fw.chunk(c.db, (0, 0), &c.records).unwrap();
@@ -351,7 +454,7 @@ mod tests {
             |_| {},
             |k| {
                 let Value::Str(s) = k.value else { panic!() };
-                out.push((k.key.to_vec(), s.view().to_bytes().to_vec()));
+                out.push((k.key.to_vec(), s.view().to_bytes().to_vec(), k.expire_at));
                 true
             },
         )
@@ -383,12 +486,12 @@ mod tests {
             let mut keys = ks.lock_key(0, key.as_bytes(), &mut changes);
             assert!(keys.get(key.as_bytes()).is_some());
         }
-        assert_eq!(snap.cow_shards(), 0);
+        assert_eq!(snap.cow_writes(), 0);
         // Reading an expired key deletes it: its shard is written out first.
         let mut keys = ks.lock_key(0, b"gone", &mut changes);
         assert!(keys.get(b"gone").is_none());
         drop(keys);
-        assert_eq!(snap.cow_shards(), 1);
+        assert_eq!(snap.cow_writes(), 1);
         ks.end_snapshot();
         // A snapshot that saves access times: a touching read writes the shard out.
         let snap = ks
@@ -397,7 +500,7 @@ mod tests {
         let mut keys = ks.lock_key(0, b"k1", &mut changes);
         assert!(keys.get(b"k1").is_some());
         drop(keys);
-        assert_eq!(snap.cow_shards(), 1);
+        assert_eq!(snap.cow_writes(), 1);
         ks.end_snapshot();
     }
 
@@ -433,10 +536,109 @@ mod tests {
         }
         chunks.extend(snap.drain());
         ks.end_snapshot();
-        assert!(snap.cow_shards() > 0);
+        assert!(snap.cow_writes() > 0);
         let got = contents(chunks);
         assert_eq!(got.len(), 100);
         assert!(got.iter().all(|(_, v)| v == b"old"));
         assert!(ks.snapshot().is_none());
+    }
+
+    /// The dataset at the cut: 200 keys `k{i}`, half with a TTL in 2096, and 20
+    /// keys `e{i}` already past their TTL (1), which the load keeps (it runs at time 0).
+    fn at_cut(ks: &Keyspace) -> Vec<(Vec<u8>, Vec<u8>, i64)> {
+        let mut want = Vec::new();
+        for i in 0..200 {
+            let ttl = if i % 2 == 0 {
+                4_000_000_000_000 + i
+            } else {
+                NO_EXPIRE
+            };
+            set_ex(ks, &format!("k{i}"), &format!("old{i}"), ttl);
+            want.push((
+                format!("k{i}").into_bytes(),
+                format!("old{i}").into_bytes(),
+                ttl,
+            ));
+        }
+        for i in 0..20 {
+            set_ex(ks, &format!("e{i}"), "dead", 1);
+            want.push((format!("e{i}").into_bytes(), b"dead".to_vec(), 1));
+        }
+        want.sort();
+        want
+    }
+
+    #[test]
+    fn a_write_writes_out_its_key_only() {
+        let ks = Keyspace::new(1, 4);
+        at_cut(&ks);
+        let snap = ks.begin_snapshot(opts()).unwrap();
+        set(&ks, "k1", "new");
+        assert_eq!((snap.cow_writes(), snap.keys_done()), (1, 1));
+        // Again, or a key created after the cut: nothing more to write out.
+        set(&ks, "k1", "newer");
+        set(&ks, "fresh", "new");
+        del(&ks, "fresh");
+        assert_eq!((snap.cow_writes(), snap.keys_done()), (1, 1));
+        ks.end_snapshot();
+    }
+
+    fn opts() -> crate::rdb::file::SaveOptions {
+        crate::rdb::file::SaveOptions {
+            compress: true,
+            access: crate::rdb::file::Access::None,
+        }
+    }
+
+    #[test]
+    fn overwrites_deletes_and_creations_during_the_save_leave_the_cut() {
+        let ks = Keyspace::new(1, 8);
+        let want = at_cut(&ks);
+        let snap = ks.begin_snapshot(opts()).unwrap();
+        // Writers change keys of shards the saver has not taken, before it starts and
+        // between the shards it takes.
+        let mut round = 0;
+        let mut write = |ks: &Keyspace| {
+            let r = round;
+            round += 1;
+            for i in (r * 20..r * 20 + 20).map(|i| i % 200) {
+                match i % 5 {
+                    0 => set(ks, &format!("k{i}"), "new"),
+                    1 => del(ks, &format!("k{i}")),
+                    2 => {
+                        del(ks, &format!("k{i}"));
+                        set(ks, &format!("k{i}"), "again");
+                    }
+                    3 => expire(ks, &format!("k{i}"), 5),
+                    _ => set(ks, &format!("n{r}-{i}"), "created"),
+                }
+            }
+        };
+        write(&ks);
+        write(&ks);
+        // The active expiry cycle deletes the keys past their TTL, one by one, and one
+        // of them comes back.
+        let mut changes = Changes::default();
+        let mut plan = Plan::new();
+        plan.whole_db(0);
+        let mut locked = ks.lock(&mut plan, 0, &mut changes);
+        for i in 0..ks.db(0).shard_count() {
+            locked.expire_sample(0, i, 100);
+        }
+        drop(locked);
+        set(&ks, "e0", "back");
+        let mut chunks = Vec::new();
+        for i in 0..ks.db(0).shard_count() {
+            chunks.extend(snap.drain());
+            let shard = ks.db(0).read_shard(i);
+            chunks.extend(snap.take(0, i, &shard));
+            drop(shard);
+            write(&ks);
+        }
+        chunks.extend(snap.drain());
+        ks.end_snapshot();
+        // Every key of the cut exactly once, as it was; nothing created after it.
+        assert_eq!(contents_ttl(chunks), want);
+        assert_eq!(snap.keys_done(), want.len() as u64);
     }
 }

@@ -389,9 +389,9 @@ fn persistence(srv: &Server, r: &mut Report) {
         r.field("aof_pending_bio_fsync", 0);
         r.field("aof_delayed_fsync", 0);
     }
-    // Skein's: shards (and their bytes) written out by writers before modifying them
-    // during the last BGSAVE (copy-on-write at shard granularity).
-    r.field("skein_rdb_last_cow_shards", p.last_cow_shards.load(Relaxed));
+    // Skein's: keys (or, for SWAPDB, shards' remainders), and their bytes, written out by
+    // writers before modifying them during the last BGSAVE (copy-on-write).
+    r.field("skein_rdb_last_cow_writes", p.last_cow_writes.load(Relaxed));
     r.field("skein_rdb_last_cow_bytes", p.last_cow_bytes.load(Relaxed));
     // Skein's: commands written to the AOF and fsyncs of it (with `appendfsync always`,
     // their ratio is how many writes shared an fsync).

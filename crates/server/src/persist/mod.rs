@@ -52,9 +52,10 @@ pub struct Persistence {
     pub last_load_expired: AtomicU64,
     /// Keys in the dataset when the running BGSAVE started.
     pub save_keys_total: AtomicU64,
-    /// Shards written out by writers before their modification during the last BGSAVE.
-    pub last_cow_shards: AtomicU64,
-    /// Bytes of those shards' records.
+    /// Copy-on-write writes (a key each, or what was left of a shard for SWAPDB) made by
+    /// writers before their modification during the last BGSAVE.
+    pub last_cow_writes: AtomicU64,
+    /// Bytes of those writes' records.
     pub last_cow_bytes: AtomicU64,
     /// The append-only file.
     pub aof: aof::Aof,
@@ -77,7 +78,7 @@ impl Persistence {
             last_load_loaded: AtomicU64::new(0),
             last_load_expired: AtomicU64::new(0),
             save_keys_total: AtomicU64::new(0),
-            last_cow_shards: AtomicU64::new(0),
+            last_cow_writes: AtomicU64::new(0),
             last_cow_bytes: AtomicU64::new(0),
             aof: aof::Aof::default(),
         }

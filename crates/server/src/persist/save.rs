@@ -246,7 +246,7 @@ fn bgsave_thread(srv: &Server, snap: &Arc<Snapshot>, sizes: &[(u64, u64)], start
     let result = write_snapshot(srv, snap, sizes, &tmp, Target::Rdb);
     let aborted = snap.is_aborted();
     let p = &srv.persist;
-    p.last_cow_shards.store(snap.cow_shards(), Relaxed);
+    p.last_cow_writes.store(snap.cow_writes(), Relaxed);
     p.last_cow_bytes.store(snap.cow_bytes(), Relaxed);
     ks.end_snapshot();
     match result {
