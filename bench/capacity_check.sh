@@ -3,7 +3,8 @@
 # in the same run: first a closed-loop sweep of client counts driven by hand with
 # `skein-bench run` (the operators' method: keep the points whose p99 meets the QoS, take
 # the highest throughput), then `skein-bench capacity --qos` on the same server; prints both
-# answers and their ratio (target: within 10%).
+# answers and their ratio (target: within 10%), and whose answer capacity gave (the open
+# loop's, or the closed-loop sweep's when the generator limited the open loop).
 #
 # Usage: bench/capacity_check.sh            env: QOS ('p99<1ms'), T (seconds per point, 3),
 #        CLIENTS ("1 2 4 8 16 32 64"), SERVER_CPU (1), LOAD_CPU (0), WORKERS (1),
@@ -39,7 +40,7 @@ start_server() { # kind port
   echo "server $1 did not start" >&2; exit 1
 }
 
-printf "%-7s %14s %16s %14s %7s  %s\n" server "hand sweep" "capacity" "closed/open" ratio verdict
+printf "%-7s %14s %16s %14s %7s  %s\n" server "hand sweep" "capacity" "closed/open" ratio "source: label or verdict"
 for kind in $SERVERS; do
   port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
   start_server "$kind" "$port"
@@ -62,8 +63,9 @@ import json, sys
 r = json.load(open(sys.argv[1])); kind, best, c = sys.argv[2], float(sys.argv[3]), sys.argv[4]
 cap = r["sustainable_ops_per_sec"]
 ratio = cap / best if best else float("nan")
-print("%-7s %8.0f (c=%s) %16.0f %7.0f/%-7.0f %6.2f  %s" % (
-    kind, best, c, cap, r["closed_loop_ops_per_sec"], r["open_loop_ops_per_sec"], ratio, r["verdict"]))
+print("%-7s %8.0f (c=%s) %16.0f %7.0f/%-7.0f %6.2f  %s: %s" % (
+    kind, best, c, cap, r["closed_loop_ops_per_sec"], r["open_loop_ops_per_sec"], ratio,
+    r["capacity_source"], r["not_confirmed"] or r["verdict"]))
 PY
   kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
 done

@@ -272,6 +272,46 @@ def test_generator_lateness_is_not_charged_to_the_server(servers, tmp):
     assert "only by the generator's own lateness" in stdout
 
 
+def test_generator_limited_open_loop_leaves_the_closed_answer(servers, tmp):
+    """The generator is stopped most of the time once the closed-loop sweep is over
+    (SIGSTOP 250 ms, SIGCONT 50 ms): the open loop cannot offer the sweep's rate on
+    schedule, and its failing rates were sent hundreds of milliseconds late. That is the
+    generator's ceiling, not the server's: capacity reports the closed-loop answer,
+    labelled as not confirmed by the open loop, in the text, the JSON and the HTML."""
+    js, html = os.path.join(tmp, "cap.json"), os.path.join(tmp, "cap.html")
+    proc = subprocess.Popen(
+        [BENCH, "capacity", "-p", str(servers["redis"].port), "--qos", "p99<20ms",
+         "--max-clients", "8", "--max-pipeline", "1", "--test-time", "1", "--warmup", "0.2",
+         "--bisect", "1", "--no-second-generator", "--json", js, "--html", html],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    st = None
+    try:
+        for line in proc.stderr:
+            if line.startswith("open loop from") and st is None:
+                st = Stopper(proc.pid, stop_s=0.25, run_s=0.05)
+        stdout = proc.stdout.read()
+        proc.wait(timeout=120)
+    finally:
+        if st is not None:
+            st.finish()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert st is not None, "no open loop ran"
+    r = json.load(open(js))
+    assert r["closed_loop_ops_per_sec"] > 0
+    limit = r["open_loop_generator_limit"]
+    assert limit is not None and limit["late"], r["steps"]
+    assert r["capacity_source"] == "closed-loop"
+    assert r["sustainable_ops_per_sec"] == r["closed_loop_ops_per_sec"]
+    label = "not confirmed by the open loop: generator-limited (lateness"
+    assert r["not_confirmed"].startswith(label)
+    assert label in stdout and "sustainable throughput" in stdout
+    assert label in open(html).read()
+    assert r["latency_at_capacity"]["count"] > 0
+    assert r["thresholds"][0]["levels"][0][1] == r["closed_loop_ops_per_sec"]
+
+
 def test_slowed_server_gets_a_far_lower_capacity(tmp):
     """A side client looping DEBUG SLEEP stalls the server most of the time: its capacity
     under the same QoS is far below the same server's unslowed one (or nothing at all)."""
@@ -303,6 +343,8 @@ def test_slowed_server_gets_a_far_lower_capacity(tmp):
         print("capacity unslowed %.0f ops/s, slowed %.0f ops/s" % (fast, slow))
         assert fast > 0
         assert slow < fast / 2
+        # The server, not the generator, failed the slowed runs: nothing to relabel.
+        assert json.load(open(js))["capacity_source"] == "open-loop"
     finally:
         srv.stop()
 

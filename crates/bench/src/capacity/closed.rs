@@ -2,8 +2,9 @@
 //! depth at the best connection count); the answer is the highest throughput whose latency
 //! meets the QoS.
 
-use super::{gen_cpu_pct, qos_value, Probe};
+use super::{headroom, qos_value, Probe};
 use crate::hist::LatencySummary;
+use crate::info::ServerSummary;
 use crate::run::RunResult;
 use crate::sweep::Point;
 use crate::workload::Workload;
@@ -18,10 +19,15 @@ pub struct SweepStep {
     pub latency: LatencySummary,
     /// The load threads' CPU, in % of one core each (near 100: the generator is the limit).
     pub generator_cpu_pct: f64,
+    /// The generator's CPU microseconds per request.
+    pub generator_cpu_us_per_op: f64,
     pub passed: bool,
     /// The figures drawn in the HTML report.
     #[serde(skip)]
     pub point: Point,
+    /// What the server did (INFO), for the thresholds when this point is the answer.
+    #[serde(skip)]
+    pub server: Option<ServerSummary>,
 }
 
 /// Where the sweep stopped rising and why.
@@ -30,7 +36,7 @@ pub struct SweepStep {
 pub enum SweepEnd {
     /// A point missed the QoS.
     OverQos,
-    /// Two steps in a row added under 5% throughput.
+    /// The last two steps together added under 5% throughput.
     Plateau,
     /// --max-clients or --max-pipeline reached.
     Limit,
@@ -60,7 +66,8 @@ fn climb(
     set: impl Fn(&mut Workload, usize),
     out: &mut SweepOutcome,
 ) -> Result<SweepEnd, String> {
-    let mut flat = 0;
+    // The best passing throughput before each step of this climb.
+    let mut bests = Vec::new();
     let mut x = from;
     loop {
         let mut w = base.clone();
@@ -77,8 +84,8 @@ fn climb(
             if step.passed { "ok" } else { "over QoS" }
         ));
         let best_ops = out.best().map(|b| b.ops_per_sec).unwrap_or(0.0);
+        bests.push(best_ops);
         let passed = step.passed;
-        let rising = step.ops_per_sec >= best_ops * 1.05;
         if passed && step.ops_per_sec > best_ops {
             out.best = Some(out.steps.len());
         }
@@ -86,8 +93,8 @@ fn climb(
         if !passed {
             return Ok(SweepEnd::OverQos);
         }
-        flat = if rising { 0 } else { flat + 1 };
-        if flat >= 2 {
+        let now = out.best().map(|b| b.ops_per_sec).unwrap_or(0.0);
+        if plateau(&bests, now) {
             return Ok(SweepEnd::Plateau);
         }
         if x.saturating_mul(2) > max {
@@ -97,16 +104,27 @@ fn climb(
     }
 }
 
+/// The last two doublings together added under 5% to the best throughput (`bests`: the
+/// best before each step so far, `now`: the best after the last one). Two steps, not one,
+/// so a single low point (noise, a busy core) does not end the climb, and two small gains
+/// that add up to a meaningful one do not either.
+fn plateau(bests: &[f64], now: f64) -> bool {
+    bests.len() >= 2 && now < bests[bests.len() - 2] * 1.05
+}
+
 fn step_of(p: &Probe, w: &Workload, r: &RunResult) -> SweepStep {
+    let gen = headroom::of_run(w, r);
     SweepStep {
         connections: w.total_clients(),
         pipeline: w.pipeline,
         ops_per_sec: r.totals.ops_per_sec,
         latency: r.totals.latency,
-        generator_cpu_pct: gen_cpu_pct(w, r),
+        generator_cpu_pct: gen.generator_cpu_pct,
+        generator_cpu_us_per_op: gen.generator_cpu_us_per_op,
         passed: qos_value(&r.totals.latency, p.qos.metric) * 1000.0 <= p.qos.limit_us
             && r.totals.ops > 0,
         point: Point::of_run((w.total_clients() * w.pipeline) as f64, w, r),
+        server: r.server.clone(),
     }
 }
 
@@ -137,4 +155,23 @@ pub fn sweep(
         out.end_pipeline = climb(p, &w, 2, max_pipeline, |w, d| w.pipeline = d, &mut out)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plateau;
+
+    #[test]
+    fn plateau_needs_two_steps_that_together_add_under_five_percent() {
+        // One step: never a plateau.
+        assert!(!plateau(&[100.0], 101.0));
+        // 100 -> 102 -> 103: 3% over two steps.
+        assert!(plateau(&[100.0, 102.0], 103.0));
+        // 100 -> 104 -> 108: each step under 5%, together 8%: still rising.
+        assert!(!plateau(&[100.0, 104.0], 108.0));
+        // A low point, then a gain: judged on the best, which the low point kept.
+        assert!(!plateau(&[100.0, 100.0], 120.0));
+        // Growing by 30% a step.
+        assert!(!plateau(&[0.0, 100.0, 130.0], 169.0));
+    }
 }

@@ -39,21 +39,27 @@ pub struct SecondGenerator {
     pub limited_by_generator: bool,
 }
 
+impl Headroom {
+    pub fn new(generator_cpu_pct: f64, generator_cpu_us_per_op: f64) -> Headroom {
+        Headroom {
+            generator_cpu_pct,
+            generator_cpu_us_per_op,
+            cpu_bound: generator_cpu_pct >= CPU_BOUND_PCT,
+            second_generator: None,
+            second_generator_error: None,
+        }
+    }
+}
+
 pub fn of_run(w: &Workload, r: &RunResult) -> Headroom {
-    let cpu = gen_cpu_pct(w, r);
     // The CPU figure covers the warm-up too: count the requests of the whole run.
     let ops = r.totals.ops_per_sec * (w.warmup + r.seconds);
-    Headroom {
-        generator_cpu_pct: cpu,
-        generator_cpu_us_per_op: if ops > 0.0 {
-            r.client_cpu_seconds / ops * 1e6
-        } else {
-            0.0
-        },
-        cpu_bound: cpu >= CPU_BOUND_PCT,
-        second_generator: None,
-        second_generator_error: None,
-    }
+    let per_op = if ops > 0.0 {
+        r.client_cpu_seconds / ops * 1e6
+    } else {
+        0.0
+    };
+    Headroom::new(gen_cpu_pct(w, r), per_op)
 }
 
 fn metric_field(m: QosMetric) -> &'static str {

@@ -3,7 +3,9 @@
 //! (connections, then pipeline depth; the highest throughput whose latency meets the QoS)
 //! and an open-loop search of offered rates that starts from that answer and confirms it.
 //! Points the generator failed (its own lateness, its CPU) are labelled, not charged to
-//! the server. Then alarm thresholds at the answer.
+//! the server; when the generator, not the server, kept the open loop from confirming the
+//! sweep's answer, that answer is the capacity, labelled "not confirmed by the open loop".
+//! Then alarm thresholds at the answer.
 
 mod closed;
 mod headroom;
@@ -159,6 +161,13 @@ pub fn qos_value(l: &LatencySummary, m: QosMetric) -> f64 {
     }
 }
 
+#[derive(Clone, Copy, Serialize, PartialEq, Eq, Debug)]
+#[serde(rename_all = "kebab-case")]
+enum Source {
+    OpenLoop,
+    ClosedLoop,
+}
+
 #[derive(Serialize)]
 struct CapacityResult {
     target: String,
@@ -177,13 +186,23 @@ struct CapacityResult {
     open_loop_ops_per_sec: f64,
     open_loop_connections: usize,
     open_loop_pipeline: usize,
+    /// The generator's lateness and CPU at the open loop's failing rates, when they (not
+    /// the server) failed them.
+    open_loop_generator_limit: Option<OpenLoopLimit>,
     /// open / closed.
     agreement_ratio: Option<f64>,
     /// Within 10% of each other.
     agree: bool,
     /// Why the two answers differ, or that they agree.
     verdict: String,
-    /// The answer: the open loop's confirmed throughput.
+    /// Where the answer comes from: the open loop, or the closed-loop sweep when the
+    /// open loop was limited by the generator.
+    capacity_source: Source,
+    /// Set when the answer is the sweep's because the generator limited the open loop:
+    /// "not confirmed by the open loop: generator-limited (lateness X ms, generator CPU Y%)".
+    not_confirmed: Option<String>,
+    /// The answer: the open loop's confirmed throughput, or the closed-loop sweep's when
+    /// the generator, not the server, failed the open loop (see `not_confirmed`).
     sustainable_ops_per_sec: f64,
     latency_at_capacity: Option<LatencySummary>,
     server_at_capacity: Option<ServerSummary>,
@@ -259,6 +278,11 @@ impl CapacityCmd {
             (None, None) => sweep.steps.first().map(|s| s.ops_per_sec).unwrap_or(0.0),
         };
         let search = if start > 0.0 {
+            p.say(format!(
+                "open loop from {start:.0} ops/s on {} connections x pipeline {}",
+                wo.total_clients(),
+                wo.pipeline
+            ));
             open::search(&mut p, &wo, start, self.max_rate, self.repeats, self.bisect)?
         } else {
             SearchOutcome {
@@ -312,12 +336,25 @@ impl CapacityCmd {
         search: SearchOutcome,
         second: Option<Result<headroom::SecondGenerator, String>>,
     ) -> CapacityResult {
-        let best = search.best.as_ref().map(|(_, r)| r);
-        let (net_in, net_out) = best.map(|r| r.net_in_out()).unwrap_or((0.0, 0.0));
-        let server = best.and_then(|r| r.server.clone());
-        let achieved = best.map(|r| r.totals.ops_per_sec).unwrap_or(0.0);
+        let open_best = search.best.as_ref().map(|(_, r)| r);
+        let achieved = open_best.map(|r| r.totals.ops_per_sec).unwrap_or(0.0);
+        let cb = sweep.best().cloned();
+        let closed = cb.as_ref().map(|b| b.ops_per_sec).unwrap_or(0.0);
+        let open_limit = generator_limit(self.qos, &search);
+        let unconfirmed = cb
+            .as_ref()
+            .zip(open_limit.as_ref())
+            .filter(|_| source(closed, achieved, open_limit.as_ref()) == Source::ClosedLoop);
+        let at = match (unconfirmed, open_best) {
+            (Some((b, _)), _) => Some(AtCapacity::of_step(b)),
+            (None, Some(r)) => Some(AtCapacity::of_run(wo, r)),
+            (None, None) => None,
+        };
+        let sustainable = at.as_ref().map(|a| a.ops_per_sec).unwrap_or(0.0);
+        let (net_in, net_out) = at.as_ref().map(|a| a.net).unwrap_or((0.0, 0.0));
+        let server = at.as_ref().and_then(|a| a.server.clone());
         let mut thresholds = vec![
-            threshold(Measure::OpsPerSec, achieved),
+            threshold(Measure::OpsPerSec, sustainable),
             threshold(Measure::NetInBytesPerSec, net_in),
             threshold(Measure::NetOutBytesPerSec, net_out),
         ];
@@ -328,21 +365,23 @@ impl CapacityCmd {
                 _ => {}
             }
         }
-        let mut gen = best.map(|r| {
-            let mut wr = wo.clone();
-            wr.rate = r.offered_rate;
-            headroom::of_run(&wr, r)
-        });
+        let mut gen = at.as_ref().map(|a| a.headroom());
         match (gen.as_mut(), second) {
             (Some(g), Some(Ok(s))) => g.second_generator = Some(s),
             (Some(g), Some(Err(e))) => g.second_generator_error = Some(e),
             _ => {}
         }
-        let cb = sweep.best().cloned();
-        let closed = cb.as_ref().map(|b| b.ops_per_sec).unwrap_or(0.0);
         let ratio = (closed > 0.0 && achieved > 0.0).then(|| achieved / closed);
         let agree = ratio.is_some_and(|r| (r - 1.0).abs() <= 0.1);
-        let verdict = explain(p, &sweep, &search, closed, achieved, gen.as_ref(), self);
+        let verdict = explain(
+            p,
+            &sweep,
+            open_limit.as_ref(),
+            closed,
+            achieved,
+            gen.as_ref(),
+            self,
+        );
         let limited = search.never_failed
             || cb
                 .as_ref()
@@ -366,11 +405,18 @@ impl CapacityCmd {
             open_loop_ops_per_sec: achieved,
             open_loop_connections: wo.total_clients(),
             open_loop_pipeline: wo.pipeline,
+            open_loop_generator_limit: open_limit,
             agreement_ratio: ratio,
             agree,
             verdict,
-            sustainable_ops_per_sec: achieved,
-            latency_at_capacity: best.map(|r| r.totals.latency),
+            capacity_source: if unconfirmed.is_some() {
+                Source::ClosedLoop
+            } else {
+                Source::OpenLoop
+            },
+            not_confirmed: unconfirmed.map(|(_, l)| l.label()),
+            sustainable_ops_per_sec: sustainable,
+            latency_at_capacity: at.as_ref().map(|a| a.latency),
             server_at_capacity: server,
             generator: gen,
             net_in_bytes_per_sec: net_in,
@@ -378,6 +424,61 @@ impl CapacityCmd {
             thresholds,
             limited_by_generator: limited,
         }
+    }
+}
+
+/// Whose answer is the capacity. The open loop's, unless it fell more than 10% short of
+/// the closed-loop sweep's only because the generator could not offer the load on
+/// schedule (`limit`): that ceiling is the generator's, not the server's, so the sweep's
+/// answer stands (labelled). Short of it with the generator keeping up, the open loop's
+/// lower answer is the server's real limit.
+fn source(closed: f64, open: f64, limit: Option<&OpenLoopLimit>) -> Source {
+    if closed > 0.0 && open < closed * 0.9 && limit.is_some() {
+        Source::ClosedLoop
+    } else {
+        Source::OpenLoop
+    }
+}
+
+/// The figures of the point taken as the capacity: the open loop's highest passing rate,
+/// or the closed-loop sweep's answer when the open loop could not confirm it.
+struct AtCapacity {
+    ops_per_sec: f64,
+    latency: LatencySummary,
+    server: Option<ServerSummary>,
+    net: (f64, f64),
+    generator_cpu_pct: f64,
+    generator_cpu_us_per_op: f64,
+}
+
+impl AtCapacity {
+    fn of_run(wo: &Workload, r: &RunResult) -> AtCapacity {
+        let mut wr = wo.clone();
+        wr.rate = r.offered_rate;
+        let h = headroom::of_run(&wr, r);
+        AtCapacity {
+            ops_per_sec: r.totals.ops_per_sec,
+            latency: r.totals.latency,
+            server: r.server.clone(),
+            net: r.net_in_out(),
+            generator_cpu_pct: h.generator_cpu_pct,
+            generator_cpu_us_per_op: h.generator_cpu_us_per_op,
+        }
+    }
+
+    fn of_step(s: &SweepStep) -> AtCapacity {
+        AtCapacity {
+            ops_per_sec: s.ops_per_sec,
+            latency: s.latency,
+            server: s.server.clone(),
+            net: (s.point.net_in_bytes_per_sec, s.point.net_out_bytes_per_sec),
+            generator_cpu_pct: s.generator_cpu_pct,
+            generator_cpu_us_per_op: s.generator_cpu_us_per_op,
+        }
+    }
+
+    fn headroom(&self) -> Headroom {
+        Headroom::new(self.generator_cpu_pct, self.generator_cpu_us_per_op)
     }
 }
 
@@ -390,28 +491,59 @@ fn capacity_args() -> Vec<String> {
     }
 }
 
-/// Why the open loop's failing rates were the generator's failure, if they were: it sent
-/// late by over half the bound, or its load thread was saturated.
-fn generator_limit(p: &Probe, search: &SearchOutcome) -> Option<String> {
+/// The generator's figures at the open loop's failing rates, when they, not the server,
+/// failed them: it sent late by over half the bound, or its load thread was saturated.
+#[derive(Clone, Copy, Serialize)]
+pub struct OpenLoopLimit {
+    /// The worst lateness (the QoS figure of it, ms) at the failing rates.
+    pub lateness_ms: f64,
+    /// The busiest load thread (% of one core) at the failing rates.
+    pub generator_cpu_pct: f64,
+    /// The lateness explains the failures (over half the bound).
+    pub late: bool,
+    /// The load thread was saturated.
+    pub cpu_bound: bool,
+}
+
+impl OpenLoopLimit {
+    /// The label a capacity that the open loop could not confirm carries.
+    pub fn label(&self) -> String {
+        format!(
+            "not confirmed by the open loop: generator-limited (lateness {:.3} ms, generator CPU {:.0}%)",
+            self.lateness_ms, self.generator_cpu_pct
+        )
+    }
+
+    fn why(&self) -> String {
+        if self.late {
+            format!("the open loop is limited by the generator, which sent late by {:.3} ms at the failing rates (give it more CPU or --threads)", self.lateness_ms)
+        } else {
+            format!("the open loop is limited by the generator's CPU ({:.0}% of a core per load thread at the failing rates; give it more --threads or cores)", self.generator_cpu_pct)
+        }
+    }
+}
+
+/// Whether the open loop's failing rates were the generator's failure.
+fn generator_limit(qos: Qos, search: &SearchOutcome) -> Option<OpenLoopLimit> {
     let failing = || search.steps.iter().filter(|s| !s.passed);
-    let late = failing()
-        .map(|s| qos_value(&s.lateness, p.qos.metric))
+    let lateness_ms = failing()
+        .map(|s| qos_value(&s.lateness, qos.metric))
         .fold(0.0, f64::max);
-    let cpu = failing().map(|s| s.generator_cpu_pct).fold(0.0, f64::max);
-    if late * 1000.0 > p.qos.limit_us / 2.0 {
-        return Some(format!("the open loop is limited by the generator, which sent late by {late:.3} ms at the failing rates (give it more CPU or --threads)"));
-    }
-    if cpu >= headroom::CPU_BOUND_PCT {
-        return Some(format!("the open loop is limited by the generator's CPU ({cpu:.0}% of a core per load thread at the failing rates; give it more --threads or cores)"));
-    }
-    None
+    let generator_cpu_pct = failing().map(|s| s.generator_cpu_pct).fold(0.0, f64::max);
+    let l = OpenLoopLimit {
+        lateness_ms,
+        generator_cpu_pct,
+        late: lateness_ms * 1000.0 > qos.limit_us / 2.0,
+        cpu_bound: generator_cpu_pct >= headroom::CPU_BOUND_PCT,
+    };
+    (l.late || l.cpu_bound).then_some(l)
 }
 
 /// One sentence on how the two answers relate, naming the generator when it is the limit.
 fn explain(
     p: &Probe,
     sweep: &SweepOutcome,
-    search: &SearchOutcome,
+    limit: Option<&OpenLoopLimit>,
     closed: f64,
     open: f64,
     gen: Option<&Headroom>,
@@ -428,7 +560,7 @@ fn explain(
         let head =
             format!("the closed loop held {q} up to {closed:.0} ops/s but no offered rate did: ");
         return head
-            + &generator_limit(p, search).unwrap_or_else(|| {
+            + &limit.map(|l| l.why() + "; the capacity is the closed-loop sweep's answer").unwrap_or_else(|| {
                 "requests arriving at a steady rate queue while the server is busy, which a closed loop never offers it".into()
             });
     }
@@ -442,8 +574,8 @@ fn explain(
         "the closed-loop sweep ({closed:.0} ops/s) and the open loop ({open:.0} ops/s) differ by more than 10% (ratio {ratio:.2}): "
     );
     if ratio < 1.0 {
-        if let Some(why) = generator_limit(p, search) {
-            return head + &why;
+        if let Some(l) = limit {
+            return head + &l.why() + "; the capacity is the closed-loop sweep's answer";
         }
         return head + "the server holds the QoS for the closed loop, which slows down with it, but not for the same rate offered steadily (requests arriving while it is busy queue): plan with the open loop's answer";
     }
@@ -466,8 +598,9 @@ fn explain(
 fn notes(r: &CapacityResult) -> Vec<String> {
     let q = format!("{}<{}ms", r.qos.metric.name(), r.qos.limit_us / 1000.0);
     let mut n = vec![format!(
-        "Sustainable throughput: {:.0} ops/s with {q}.",
-        r.sustainable_ops_per_sec
+        "Sustainable throughput: {:.0} ops/s with {q}{}.",
+        r.sustainable_ops_per_sec,
+        source_note(r)
     )];
     n.push(format!("Verdict: {}.", r.verdict));
     if let Some(g) = &r.generator {
@@ -486,6 +619,14 @@ fn notes(r: &CapacityResult) -> Vec<String> {
         ));
     }
     n
+}
+
+/// After the answer: whose answer it is when the open loop could not confirm it.
+fn source_note(r: &CapacityResult) -> String {
+    match &r.not_confirmed {
+        Some(label) => format!(" (the closed-loop sweep's answer; {label})"),
+        None => String::new(),
+    }
 }
 
 fn generator_line(g: &Headroom) -> String {
@@ -603,8 +744,10 @@ fn text(r: &CapacityResult) -> String {
     }
     let _ = writeln!(
         out,
-        "{}: sustainable throughput {:.0} ops/s with {q}",
-        r.target, r.sustainable_ops_per_sec
+        "{}: sustainable throughput {:.0} ops/s with {q}{}",
+        r.target,
+        r.sustainable_ops_per_sec,
+        source_note(r)
     );
     if let Some(l) = &r.latency_at_capacity {
         let _ = writeln!(
@@ -635,4 +778,95 @@ fn text(r: &CapacityResult) -> String {
     }
     out.push_str(&t.render());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(p99_ms: f64) -> LatencySummary {
+        LatencySummary {
+            count: 1000,
+            p99_ms,
+            ..LatencySummary::default()
+        }
+    }
+
+    fn step(offered: f64, passed: bool, late_p99_ms: f64, cpu: f64) -> Step {
+        Step {
+            offered,
+            achieved: offered,
+            latency: summary(late_p99_ms + 0.5),
+            lateness: summary(late_p99_ms),
+            server_latency: summary(0.5),
+            generator_cpu_pct: cpu,
+            passed,
+            verdict: if passed {
+                Verdict::Ok
+            } else {
+                Verdict::OverQos
+            },
+        }
+    }
+
+    fn search(steps: Vec<Step>) -> SearchOutcome {
+        SearchOutcome {
+            steps,
+            best: None,
+            never_failed: false,
+        }
+    }
+
+    const QOS: Qos = Qos {
+        metric: QosMetric::P99,
+        limit_us: 1000.0,
+    };
+
+    #[test]
+    fn late_generator_at_the_failing_rates_leaves_the_closed_answer() {
+        // Failing rates sent 5 ms late against a 1 ms bound: the generator failed them.
+        let s = search(vec![
+            step(100e3, false, 5.0, 60.0),
+            step(30e3, true, 0.1, 30.0),
+        ]);
+        let l = generator_limit(QOS, &s).expect("generator-limited");
+        assert!(l.late && !l.cpu_bound);
+        assert_eq!(source(100e3, 30e3, Some(&l)), Source::ClosedLoop);
+        let label = l.label();
+        assert!(label.starts_with("not confirmed by the open loop: generator-limited (lateness 5.000 ms, generator CPU 60%)"), "{label}");
+    }
+
+    #[test]
+    fn saturated_generator_at_the_failing_rates_leaves_the_closed_answer() {
+        let s = search(vec![step(100e3, false, 0.1, 99.0)]);
+        let l = generator_limit(QOS, &s).expect("generator-limited");
+        assert!(l.cpu_bound && !l.late);
+        assert_eq!(source(100e3, 0.0, Some(&l)), Source::ClosedLoop);
+    }
+
+    #[test]
+    fn a_server_failing_the_open_loop_gets_the_lower_answer() {
+        // On schedule (lateness 0.05 ms) with CPU to spare: the server failed the rates.
+        let s = search(vec![
+            step(100e3, false, 0.05, 40.0),
+            step(50e3, true, 0.05, 20.0),
+        ]);
+        assert!(generator_limit(QOS, &s).is_none());
+        assert_eq!(source(100e3, 50e3, None), Source::OpenLoop);
+    }
+
+    #[test]
+    fn agreeing_or_higher_open_answers_stand() {
+        let l = generator_limit(QOS, &search(vec![step(1e5, false, 9.0, 99.0)]));
+        assert_eq!(source(100e3, 95e3, l.as_ref()), Source::OpenLoop);
+        assert_eq!(source(100e3, 130e3, l.as_ref()), Source::OpenLoop);
+        // No closed answer to fall back on.
+        assert_eq!(source(0.0, 10e3, l.as_ref()), Source::OpenLoop);
+    }
+
+    #[test]
+    fn passing_rates_say_nothing_about_the_generator() {
+        let s = search(vec![step(100e3, true, 9.0, 99.0)]);
+        assert!(generator_limit(QOS, &s).is_none());
+    }
 }
