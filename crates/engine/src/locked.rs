@@ -1094,13 +1094,14 @@ impl<'a> Locked<'a> {
         None
     }
 
-    /// One step of the active expiry cycle on held shard `index` of `db`: sample keys with
-    /// a TTL and delete (recording `expired`) the ones past it. Returns (sampled, expired).
-    pub fn expire_sample(&mut self, db: usize, index: usize, samples: usize) -> (usize, usize) {
+    /// One step of the active expiry cycle on held shard `index` of `db`: check up to `max`
+    /// keys with a TTL where the shard's sweep stopped and delete (recording `expired`) the
+    /// ones past it. Returns (checked, expired, whether the sweep reached the end).
+    pub fn expire_sample(&mut self, db: usize, index: usize, max: usize) -> (usize, usize, bool) {
         let now = now_ms();
         let ks = self.ks;
         self.with_shard(db, index, |s, changes| {
-            s.expire_sample(samples, now, |h, e| {
+            s.expire_sample(max, now, |h, e| {
                 ks.copy_on_write_removed(db, index, h, &e);
                 changes.record(db, e.key(), Event::EXPIRED)
             })

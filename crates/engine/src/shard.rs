@@ -48,8 +48,11 @@ pub(crate) fn set_expire_indexed(e: &mut Entry, expires: &mut Expires, expire_at
 pub struct Shard {
     /// Each slot is one thin pointer to the key's block (see [`Entry`]).
     table: HashTable<Entry>,
-    /// Keys with a TTL, for the active expiry cycle's random sampling.
+    /// Keys with a TTL, for the active expiry cycle's sweep and volatile eviction's
+    /// random sampling.
     expires: Expires,
+    /// Where the expiry cycle's sweep of `expires` goes on.
+    expire_cursor: usize,
 }
 
 fn rehash(e: &Entry) -> u64 {
@@ -178,45 +181,52 @@ impl Shard {
         self.table.iter()
     }
 
-    /// One step of the active expiry cycle: sample up to `samples` keys with a TTL and
-    /// delete the expired ones, handing each (with its hash) to `expired_entry`. Returns
-    /// (sampled, expired).
+    /// One step of the active expiry cycle: check up to `max` keys with a TTL not yet
+    /// checked in this sweep of the TTL index, drawn at random, and delete the expired ones,
+    /// handing each (with its hash) to `expired_entry`. A sweep checks every key once in a random order (the keys
+    /// checked and alive are moved before `expire_cursor`), as Redis's cycle walks its
+    /// expires table in hash order: a stretch of keys set together, expiring together, is
+    /// not met all at once. Returns (checked, expired, whether the sweep ended, to start
+    /// over next time).
     pub(crate) fn expire_sample(
         &mut self,
-        samples: usize,
+        max: usize,
         now_ms: i64,
         mut expired_entry: impl FnMut(u64, Entry),
-    ) -> (usize, usize) {
-        let n = self.expires.len();
-        if n == 0 {
-            return (0, 0);
-        }
+    ) -> (usize, usize, bool) {
         let mut rng = rand::thread_rng();
-        let mut expired = 0;
-        let take = samples.min(n);
-        for _ in 0..take {
-            let len = self.expires.len();
-            if len == 0 {
-                break;
+        let (mut checked, mut expired) = (0, 0);
+        loop {
+            let (i, len) = (self.expire_cursor, self.expires.len());
+            if i >= len {
+                self.expire_cursor = 0;
+                return (checked, expired, true);
             }
-            let i = rng.gen_range(0..len);
-            let key: &[u8] = &self.expires[i];
+            if checked == max {
+                return (checked, expired, false);
+            }
+            checked += 1;
+            let j = rng.gen_range(i..len);
+            let key: &[u8] = &self.expires[j];
             let h = hash_key(key);
             let dead = self
                 .table
                 .find(h, |e| e.key() == key)
                 .map(|e| e.is_expired(now_ms))
                 .unwrap_or(true);
-            if dead {
-                if let Some(key) = self.expires.swap_remove_index(i) {
-                    if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
-                        expired_entry(h, slot.remove().0);
-                    }
-                }
-                expired += 1;
+            if !dead {
+                self.expires.swap_indices(i, j);
+                self.expire_cursor = i + 1;
+                continue;
             }
+            // The last key, not checked yet, moves into position `j`.
+            if let Some(key) = self.expires.swap_remove_index(j) {
+                if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
+                    expired_entry(h, slot.remove().0);
+                }
+            }
+            expired += 1;
         }
-        (take, expired)
     }
 
     /// A random live key, if any (RANDOMKEY).
@@ -332,11 +342,15 @@ mod tests {
             put(&mut s, format!("k{i}").as_bytes(), b"v", at);
         }
         put(&mut s, b"forever", b"v", NO_EXPIRE);
-        let mut gone = 0;
-        for _ in 0..100 {
-            gone += s.expire_sample(20, 500, |_, e| drop(e)).1;
-        }
-        assert_eq!(gone, 25);
+        // Two steps of 20 and a third check each of the 50 keys once.
+        let a = s.expire_sample(20, 500, |_, e| drop(e));
+        let b = s.expire_sample(20, 500, |_, e| drop(e));
+        assert!(!a.2 && !b.2);
+        let c = s.expire_sample(20, 500, |_, e| drop(e));
+        assert_eq!(c.0, 10);
+        assert_eq!((a.0 + b.0 + c.0, a.1 + b.1 + c.1, c.2), (50, 25, true));
         assert_eq!((s.len(), s.expires_len()), (26, 25));
+        // The next sweep starts over and finds nothing more to delete.
+        assert_eq!(s.expire_sample(100, 500, |_, e| drop(e)), (25, 0, true));
     }
 }

@@ -4,10 +4,12 @@
 //! samples behind INFO's instantaneous figures, the `save` rules and shutdown on
 //! SIGTERM/SIGINT (`persist`).
 //!
-//! Like Redis's activeExpireCycle, each run samples keys with a TTL shard by shard and
-//! deletes the expired ones, repeating on a shard while more than a quarter of its samples
-//! were expired, within a time budget per run (25% of the period at effort 1), so expired
-//! keys' memory stays bounded without long pauses. It holds one shard lock at a time.
+//! Like Redis's activeExpireCycle, each run samples keys with a TTL in every database and
+//! deletes the expired ones, sampling on while more than an acceptable share of a sample
+//! was expired (10% at effort 1), within a time budget per run (25% of the period at
+//! effort 1), so expired keys' memory stays bounded without long pauses, and a dataset
+//! whose TTLs lie ahead costs one sample per database per run. It holds one shard lock at
+//! a time.
 
 use crate::dispatch::effects;
 use crate::server::Server;
@@ -23,8 +25,7 @@ pub fn spawn(srv: Arc<Server>) {
     let _ = std::thread::Builder::new()
         .name("skein-cron".into())
         .spawn(move || {
-            // Where the previous run stopped: (db, shard).
-            let mut cursor = (0usize, 0usize);
+            let mut cursor = ExpireCursor::default();
             let mut last_sample = Instant::now() - Duration::from_secs(1);
             while !srv.is_shutting_down() {
                 if last_sample.elapsed() >= Duration::from_millis(100) {
@@ -40,8 +41,8 @@ pub fn spawn(srv: Arc<Server>) {
                 let budget = period * (25 + 2 * (effort - 1)) / 100;
                 let start = Instant::now();
                 if srv.stats.active_expire.load(Relaxed) {
-                    cursor = expire_cycle(&srv, cursor, start + budget);
-                    record_cycle(&srv, start.elapsed(), budget);
+                    let done = expire_cycle(&srv, &mut cursor, effort, start + budget);
+                    record_cycle(&srv, start.elapsed(), budget, done);
                 }
                 crate::evict::clients::evict(&srv);
                 // Eviction a worker left unfinished, or a lowered maxmemory, in the rest
@@ -58,8 +59,23 @@ pub fn spawn(srv: Arc<Server>) {
 /// Account for one expiry cycle: its CPU time and whether it hit its budget. (Unlike
 /// Redis, no "expire-cycle" latency event: the cycle runs on its own thread, holding one
 /// shard at a time, so it does not stall clients the way Redis's main-thread cycle does.)
-fn record_cycle(srv: &Server, spent: Duration, budget: Duration) {
+/// Also folds the cycle's share of expired samples into `expired_stale_perc`, a running
+/// average weighted 5% to the latest cycle, as Redis does.
+fn record_cycle(
+    srv: &Server,
+    spent: Duration,
+    budget: Duration,
+    (sampled, expired): (usize, usize),
+) {
     let st = &srv.stats;
+    let current = if sampled > 0 {
+        expired as f64 / sampled as f64
+    } else {
+        0.0
+    };
+    let before = f64::from_bits(st.expired_stale.load(Relaxed));
+    st.expired_stale
+        .store((current * 0.05 + before * 0.95).to_bits(), Relaxed);
     st.expire_cycle_us
         .fetch_add(spent.as_micros() as u64, Relaxed);
     if spent >= budget {
@@ -67,40 +83,73 @@ fn record_cycle(srv: &Server, spent: Duration, budget: Duration) {
     }
 }
 
-/// Run expiry rounds until `deadline` or one full pass; returns where to resume.
-fn expire_cycle(srv: &Server, mut cursor: (usize, usize), deadline: Instant) -> (usize, usize) {
+/// Where the expiry cycle resumes: the next database, and each database's next shard.
+#[derive(Default)]
+struct ExpireCursor {
+    db: usize,
+    shard: Vec<usize>,
+}
+
+/// One expiry cycle over every database, until `deadline`, shaped as Redis's
+/// activeExpireCycle: each database's keys with a TTL are checked in batches of 20 (at
+/// effort 1), going on where the last batch stopped (shard after shard, each swept by its
+/// own cursor), until a batch finds no more than the acceptable share expired (10% at
+/// effort 1) or the whole database was swept. A dataset whose TTLs lie ahead costs one
+/// batch per database per cycle. Returns the keys checked and expired.
+fn expire_cycle(
+    srv: &Server,
+    cur: &mut ExpireCursor,
+    effort: u32,
+    deadline: Instant,
+) -> (usize, usize) {
     let dbs = srv.keyspace.dbs();
-    let total: usize = dbs.iter().map(|d| d.shard_count()).sum();
+    cur.shard.resize(dbs.len(), 0);
+    // Redis's config_keys_per_loop and config_cycle_acceptable_stale.
+    let per_batch = SAMPLES + SAMPLES / 4 * (effort as usize - 1);
+    let stale_ok = 10 - (effort as usize - 1);
     let mut changes = Changes::default();
-    for _ in 0..total {
-        if Instant::now() >= deadline {
-            break;
-        }
-        let (d, s) = cursor;
+    let (mut checked_all, mut expired_all) = (0, 0);
+    for _ in 0..dbs.len() {
+        let d = cur.db;
+        cur.db = (d + 1) % dbs.len();
         let db = &dbs[d];
-        if db.shard_has_expires(s) {
-            let mut plan = Plan::new();
-            plan.shard(d, s);
-            let mut locked = srv.keyspace.lock(&mut plan, d, &mut changes);
-            loop {
-                let (sampled, expired) = locked.expire_sample(d, s, SAMPLES);
-                if sampled == 0 || expired * 4 <= sampled || Instant::now() >= deadline {
-                    break;
+        let n = db.shard_count();
+        // Shards swept to their end in this cycle: at most the whole database once.
+        let mut passed = 0;
+        loop {
+            let (mut checked, mut expired) = (0, 0);
+            while checked < per_batch && passed < n {
+                let s = cur.shard[d];
+                if db.shard_has_expires(s) {
+                    let mut plan = Plan::new();
+                    plan.shard(d, s);
+                    let mut locked = srv.keyspace.lock(&mut plan, d, &mut changes);
+                    let (c, e, swept) = locked.expire_sample(d, s, per_batch - checked);
+                    // Expired keys are change events like any other (notifications,
+                    // WATCH, propagated DELs), fed while the shard is still held.
+                    let mut ops = Vec::new();
+                    effects::expired_ops(srv, locked.changes, &mut ops);
+                    effects::consume(srv, srv.stats.workers.len(), locked.changes, ops);
+                    locked.release();
+                    changes.clear();
+                    checked += c;
+                    expired += e;
+                    if !swept {
+                        continue;
+                    }
                 }
+                cur.shard[d] = (s + 1) % n;
+                passed += 1;
             }
-            // Expired keys are change events like any other (notifications, WATCH,
-            // propagated DELs), fed while the shard is still held.
-            let mut ops = Vec::new();
-            effects::expired_ops(srv, locked.changes, &mut ops);
-            effects::consume(srv, srv.stats.workers.len(), locked.changes, ops);
-            locked.release();
-            changes.clear();
+            checked_all += checked;
+            expired_all += expired;
+            if checked == 0 || expired * 100 <= checked * stale_ok || passed >= n {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return (checked_all, expired_all);
+            }
         }
-        cursor = if s + 1 < db.shard_count() {
-            (d, s + 1)
-        } else {
-            ((d + 1) % dbs.len(), 0)
-        };
     }
-    cursor
+    (checked_all, expired_all)
 }

@@ -177,6 +177,9 @@ pub struct Stats {
     pub active_expire: AtomicBool,
     /// Time the cron spent in expiry cycles, µs (expire_cycle_cpu_milliseconds).
     pub expire_cycle_us: AtomicU64,
+    /// The expiry cycles' running share of sampled keys found expired, an f64's bits
+    /// (expired_stale_perc).
+    pub expired_stale: AtomicU64,
     /// Expiry cycles that stopped at their time budget (expired_time_cap_reached_count).
     pub expire_time_cap_reached: AtomicU64,
     /// Time spent over maxmemory: since when (µs since start, 0 = not over now) and in
@@ -259,6 +262,7 @@ impl Stats {
             latency: LatencyMonitor::default(),
             active_expire: AtomicBool::new(true),
             expire_cycle_us: AtomicU64::new(0),
+            expired_stale: AtomicU64::new(0),
             expire_time_cap_reached: AtomicU64::new(0),
             eviction_exceeded_since_us: AtomicU64::new(0),
             eviction_exceeded_total_us: AtomicU64::new(0),
@@ -305,6 +309,7 @@ impl Stats {
         self.rejected_connections.store(0, Relaxed);
         self.total_error_replies.store(0, Relaxed);
         self.expire_cycle_us.store(0, Relaxed);
+        self.expired_stale.store(0, Relaxed);
         self.expire_time_cap_reached.store(0, Relaxed);
         self.eviction_exceeded_since_us.store(0, Relaxed);
         self.eviction_exceeded_total_us.store(0, Relaxed);

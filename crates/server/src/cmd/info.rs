@@ -430,7 +430,8 @@ fn stats(srv: &Server, r: &mut Report) {
     r.field("sync_partial_ok", 0);
     r.field("sync_partial_err", 0);
     r.field("expired_keys", sum(|w| &w.expired_keys));
-    r.field("expired_stale_perc", "0.00");
+    let stale = f64::from_bits(st.expired_stale.load(Relaxed)) * 100.0;
+    r.field("expired_stale_perc", format!("{stale:.2}"));
     r.field(
         "expired_time_cap_reached_count",
         st.expire_time_cap_reached.load(Relaxed),
