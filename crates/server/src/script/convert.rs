@@ -1,7 +1,7 @@
 //! Redis's conversions between Lua values and RESP (script_lua.c): a command's reply as
 //! the Lua value `redis.call` returns, and a script's return value as the client's reply.
 
-use mlua::{Lua, Table, Value};
+use mlua::{ffi, Lua, Table, Value};
 use resp::ReplyBuf;
 
 /// Deepest nesting converted (Redis stops at its Lua stack limit).
@@ -9,25 +9,40 @@ const MAX_DEPTH: usize = 1000;
 
 /// Redis's luaPushErrorBuff: an error text ("-CODE message" or "message") as the text of
 /// a Lua error table's `err` field: "CODE message", "ERR message" without a code, the
-/// message trimmed of CR and LF at both ends.
+/// message trimmed of CR and LF at both ends. ([`error_parts`] gives its two parts.)
 pub fn error_text(raw: &[u8]) -> Vec<u8> {
-    let (code, msg): (&[u8], &[u8]) = match raw.strip_prefix(b"-") {
-        Some(rest) => match rest.iter().position(|&b| b == b' ') {
-            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
-            None => (b"ERR", rest),
-        },
-        None => (b"ERR", raw),
-    };
+    let (code, msg) = error_parts(raw);
+    let mut out = code.to_vec();
+    out.push(b' ');
+    out.extend_from_slice(msg);
+    out
+}
+
+/// The code and the trimmed message of [`error_text`], without allocating.
+pub fn error_parts(raw: &[u8]) -> (&[u8], &[u8]) {
+    match raw.strip_prefix(b"-") {
+        Some(line) => error_line_parts(line),
+        None => (b"ERR", trim_crlf(raw)),
+    }
+}
+
+/// The code and message of an error reply's line (after its `-`).
+fn error_line_parts(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.iter().position(|&b| b == b' ') {
+        Some(sp) => (&line[..sp], trim_crlf(&line[sp + 1..])),
+        None => (b"ERR", trim_crlf(line)),
+    }
+}
+
+/// `msg` without CR and LF at either end.
+fn trim_crlf(msg: &[u8]) -> &[u8] {
     let is_crlf = |b: &u8| *b == b'\r' || *b == b'\n';
     let start = msg.iter().position(|b| !is_crlf(b)).unwrap_or(msg.len());
     let end = msg
         .iter()
         .rposition(|b| !is_crlf(b))
         .map_or(start, |e| e + 1);
-    let mut out = code.to_vec();
-    out.push(b' ');
-    out.extend_from_slice(&msg[start..end]);
-    out
+    &msg[start..end]
 }
 
 /// A Lua error table `{err = text}` built from an error text as [`error_text`] reads it.
@@ -50,13 +65,70 @@ pub fn raw_error(out: &mut ReplyBuf, msg: &[u8]) {
 
 // ---- RESP -> Lua ----
 
-/// The Lua value of a command's reply (one complete RESP2 or RESP3 reply in `reply`).
-/// Error replies become `{err = ...}` tables; the second value says the reply was one.
-pub fn reply_to_lua(lua: &Lua, reply: &[u8]) -> mlua::Result<(Value, bool)> {
+/// Push the Lua value of a command's reply (one complete RESP2 or RESP3 reply in
+/// `reply`) onto `state`'s stack, as Redis's redisProtocolToLuaType: error replies become
+/// `{err = ..., ignore_error_stats_update = true}` tables.
+///
+/// # Safety
+/// `state` is the running Lua state, with room for one more value on its stack. Lua's
+/// API may raise (only on memory exhaustion) and leave by `longjmp`: nothing here, nor in
+/// the caller's frame, holds a value with a destructor (the parser is slices and
+/// integers), so that skips no destructor.
+pub unsafe fn push_reply(state: *mut ffi::lua_State, reply: &[u8]) {
     let mut p = Parser { buf: reply, pos: 0 };
-    let is_error = reply.first() == Some(&b'-');
-    let v = p.value(lua, 0)?;
-    Ok((v.unwrap_or(Value::Nil), is_error))
+    // SAFETY: as this function's.
+    unsafe { p.push(state, 0) }
+}
+
+/// Push the error table `{err = "CODE message"}` of an error text as [`error_text`] reads
+/// it.
+///
+/// # Safety
+/// As [`push_reply`]'s.
+pub unsafe fn push_error_table(state: *mut ffi::lua_State, raw: &[u8]) {
+    // SAFETY: as this function's.
+    unsafe { push_error_parts(state, error_parts(raw)) }
+}
+
+/// Push `{err = "CODE message"}`.
+///
+/// # Safety
+/// As [`push_reply`]'s; four slots are pushed at most (a C function has LUA_MINSTACK).
+unsafe fn push_error_parts(state: *mut ffi::lua_State, (code, msg): (&[u8], &[u8])) {
+    // SAFETY: as this function's.
+    unsafe {
+        ffi::lua_createtable(state, 0, 2);
+        push_bytes(state, b"err");
+        push_bytes(state, code);
+        push_bytes(state, b" ");
+        push_bytes(state, msg);
+        ffi::lua_concat(state, 3);
+        ffi::lua_rawset(state, -3);
+    }
+}
+
+/// # Safety
+/// As [`push_reply`]'s.
+unsafe fn push_bytes(state: *mut ffi::lua_State, b: &[u8]) {
+    // SAFETY: `b` is valid for `b.len()` bytes; Lua copies them.
+    unsafe {
+        ffi::lua_pushlstring(state, b.as_ptr() as *const _, b.len());
+    }
+}
+
+/// Wrap the value on top of the stack as `{name = value}`.
+///
+/// # Safety
+/// As [`push_reply`]'s.
+unsafe fn wrap_single(state: *mut ffi::lua_State, name: &[u8]) {
+    // SAFETY: as this function's: the value is under the new table, key pushed on top.
+    unsafe {
+        ffi::lua_createtable(state, 0, 1);
+        ffi::lua_insert(state, -2);
+        push_bytes(state, name);
+        ffi::lua_insert(state, -2);
+        ffi::lua_rawset(state, -3);
+    }
 }
 
 struct Parser<'a> {
@@ -90,125 +162,132 @@ impl Parser<'_> {
         &self.buf[start..end]
     }
 
-    fn str(&mut self, lua: &Lua, n: usize) -> mlua::Result<Value> {
-        let b = self.bytes(n).to_vec();
-        Ok(Value::String(lua.create_string(b)?))
-    }
-
-    /// One reply; `None` when `lua` is not wanted (attributes are parsed and dropped).
-    fn value(&mut self, lua: &Lua, depth: usize) -> mlua::Result<Option<Value>> {
-        if depth > MAX_DEPTH || self.pos >= self.buf.len() {
-            return Ok(Some(Value::Nil));
+    /// Push one reply (attributes are parsed and dropped).
+    ///
+    /// # Safety
+    /// As [`push_reply`]'s. Each level of nesting first makes sure the stack has room
+    /// for the few slots it uses; past [`MAX_DEPTH`] or Lua's stack limit, nil.
+    unsafe fn push(&mut self, state: *mut ffi::lua_State, depth: usize) {
+        // SAFETY: as this function's. Every branch leaves exactly one more value on the
+        // stack.
+        unsafe {
+            if depth > MAX_DEPTH || self.pos >= self.buf.len() || ffi::lua_checkstack(state, 4) == 0
+            {
+                ffi::lua_pushnil(state);
+                return;
+            }
+            let kind = self.buf[self.pos];
+            self.pos += 1;
+            match kind {
+                b':' => ffi::lua_pushnumber(state, self.int() as f64),
+                b'$' => match self.int() {
+                    n if n < 0 => ffi::lua_pushboolean(state, 0),
+                    n => push_bytes(state, self.bytes(n as usize)),
+                },
+                b'+' => {
+                    push_bytes(state, self.line());
+                    wrap_single(state, b"ok");
+                }
+                b'-' => {
+                    push_error_parts(state, error_line_parts(self.line()));
+                    // The command's own statistics already counted this error.
+                    push_bytes(state, b"ignore_error_stats_update");
+                    ffi::lua_pushboolean(state, 1);
+                    ffi::lua_rawset(state, -3);
+                }
+                b'*' => {
+                    let n = self.int();
+                    if n < 0 {
+                        ffi::lua_pushboolean(state, 0);
+                    } else {
+                        ffi::lua_createtable(state, n.min(1 << 20) as i32, 0);
+                        for i in 1..=n {
+                            self.push(state, depth + 1);
+                            ffi::lua_rawseti(state, -2, i as ffi::lua_Integer);
+                        }
+                    }
+                }
+                b'%' => {
+                    let n = self.int().max(0);
+                    ffi::lua_createtable(state, 0, n.min(1 << 20) as i32);
+                    for _ in 0..n {
+                        self.push(state, depth + 1);
+                        self.push(state, depth + 1);
+                        if ffi::lua_isnil(state, -2) != 0 {
+                            ffi::lua_pop(state, 2);
+                        } else {
+                            ffi::lua_rawset(state, -3);
+                        }
+                    }
+                    wrap_single(state, b"map");
+                }
+                b'~' => {
+                    let n = self.int().max(0);
+                    ffi::lua_createtable(state, 0, n.min(1 << 20) as i32);
+                    for _ in 0..n {
+                        self.push(state, depth + 1);
+                        if ffi::lua_isnil(state, -1) != 0 {
+                            ffi::lua_pop(state, 1);
+                        } else {
+                            ffi::lua_pushboolean(state, 1);
+                            ffi::lua_rawset(state, -3);
+                        }
+                    }
+                    wrap_single(state, b"set");
+                }
+                b'_' => {
+                    self.line();
+                    ffi::lua_pushnil(state);
+                }
+                b'#' => ffi::lua_pushboolean(state, (self.line() == b"t") as i32),
+                b',' => {
+                    let l = self.line();
+                    let d = match l {
+                        b"inf" => f64::INFINITY,
+                        b"-inf" => f64::NEG_INFINITY,
+                        _ => std::str::from_utf8(l)
+                            .ok()
+                            .and_then(|s| s.parse().ok())
+                            .unwrap_or(f64::NAN),
+                    };
+                    ffi::lua_pushnumber(state, d);
+                    wrap_single(state, b"double");
+                }
+                b'(' => {
+                    push_bytes(state, self.line());
+                    wrap_single(state, b"big_number");
+                }
+                b'=' => {
+                    let n = self.int().max(0) as usize;
+                    let b = self.bytes(n);
+                    let (format, text) = if b.len() >= 4 {
+                        (&b[..3], &b[4..])
+                    } else {
+                        (&b[..0], b)
+                    };
+                    ffi::lua_createtable(state, 0, 2);
+                    push_bytes(state, b"string");
+                    push_bytes(state, text);
+                    ffi::lua_rawset(state, -3);
+                    push_bytes(state, b"format");
+                    push_bytes(state, format);
+                    ffi::lua_rawset(state, -3);
+                    wrap_single(state, b"verbatim_string");
+                }
+                b'|' => {
+                    let n = self.int().max(0);
+                    for _ in 0..2 * n {
+                        self.push(state, depth + 1);
+                        ffi::lua_pop(state, 1);
+                    }
+                    self.push(state, depth);
+                }
+                _ => {
+                    self.line();
+                    ffi::lua_pushnil(state);
+                }
+            }
         }
-        let kind = self.buf[self.pos];
-        self.pos += 1;
-        let single = |t: &str, v: Value| -> mlua::Result<Value> {
-            let tab = lua.create_table()?;
-            tab.raw_set(t, v)?;
-            Ok(Value::Table(tab))
-        };
-        let v = match kind {
-            b':' => Value::Number(self.int() as f64),
-            b'$' => match self.int() {
-                n if n < 0 => Value::Boolean(false),
-                n => self.str(lua, n as usize)?,
-            },
-            b'+' => {
-                let s = lua.create_string(self.line())?;
-                single("ok", Value::String(s))?
-            }
-            b'-' => {
-                let line = self.line().to_vec();
-                let mut raw = b"-".to_vec();
-                raw.extend_from_slice(&line);
-                let t = error_table(lua, &raw)?;
-                // The command's own statistics already counted this error.
-                t.raw_set("ignore_error_stats_update", true)?;
-                Value::Table(t)
-            }
-            b'*' => {
-                let n = self.int();
-                if n < 0 {
-                    Value::Boolean(false)
-                } else {
-                    let t = lua.create_table_with_capacity(n as usize, 0)?;
-                    for i in 1..=n {
-                        let v = self.value(lua, depth + 1)?.unwrap_or(Value::Nil);
-                        t.raw_set(i, v)?;
-                    }
-                    Value::Table(t)
-                }
-            }
-            b'%' => {
-                let n = self.int().max(0);
-                let inner = lua.create_table()?;
-                for _ in 0..n {
-                    let k = self.value(lua, depth + 1)?.unwrap_or(Value::Nil);
-                    let v = self.value(lua, depth + 1)?.unwrap_or(Value::Nil);
-                    if !k.is_nil() {
-                        inner.raw_set(k, v)?;
-                    }
-                }
-                single("map", Value::Table(inner))?
-            }
-            b'~' => {
-                let n = self.int().max(0);
-                let inner = lua.create_table()?;
-                for _ in 0..n {
-                    let k = self.value(lua, depth + 1)?.unwrap_or(Value::Nil);
-                    if !k.is_nil() {
-                        inner.raw_set(k, true)?;
-                    }
-                }
-                single("set", Value::Table(inner))?
-            }
-            b'_' => {
-                self.line();
-                Value::Nil
-            }
-            b'#' => Value::Boolean(self.line() == b"t"),
-            b',' => {
-                let l = self.line();
-                let d = match l {
-                    b"inf" => f64::INFINITY,
-                    b"-inf" => f64::NEG_INFINITY,
-                    _ => std::str::from_utf8(l)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(f64::NAN),
-                };
-                single("double", Value::Number(d))?
-            }
-            b'(' => {
-                let s = lua.create_string(self.line())?;
-                single("big_number", Value::String(s))?
-            }
-            b'=' => {
-                let n = self.int().max(0) as usize;
-                let b = self.bytes(n);
-                let (format, text) = if b.len() >= 4 {
-                    (&b[..3], &b[4..])
-                } else {
-                    (&b[..0], b)
-                };
-                let inner = lua.create_table()?;
-                inner.raw_set("string", lua.create_string(text)?)?;
-                inner.raw_set("format", lua.create_string(format)?)?;
-                single("verbatim_string", Value::Table(inner))?
-            }
-            b'|' => {
-                let n = self.int().max(0);
-                for _ in 0..2 * n {
-                    self.value(lua, depth + 1)?;
-                }
-                return self.value(lua, depth);
-            }
-            _ => {
-                self.line();
-                Value::Nil
-            }
-        };
-        Ok(Some(v))
     }
 }
 
@@ -344,17 +423,73 @@ mod tests {
         assert_eq!(error_text(b"plain text"), b"ERR plain text");
     }
 
+    /// The Lua value `push_reply` makes of `reply`.
+    fn pushed(lua: &Lua, reply: &[u8]) -> Value {
+        // SAFETY: exec_raw runs the closure as a protected C function on the state, with
+        // room for a value; push_reply pushes exactly one.
+        unsafe { lua.exec_raw::<Value>((), |state| push_reply(state, reply)) }.unwrap()
+    }
+
     #[test]
     fn replies_round_trip_through_lua() {
         let lua = Lua::new();
         let reply = b"*5\r\n:7\r\n$3\r\nabc\r\n$-1\r\n+OK\r\n-ERR no\r\n";
-        let (v, err) = reply_to_lua(&lua, reply).unwrap();
-        assert!(!err);
+        let v = pushed(&lua, reply);
         let mut out = ReplyBuf::new(resp::Proto::Resp2);
         lua_to_reply(&v, &mut out, false).unwrap();
         assert_eq!(
             out.out,
             b"*5\r\n:7\r\n$3\r\nabc\r\n$-1\r\n+OK\r\n-ERR no\r\n"
+        );
+    }
+
+    #[test]
+    fn resp3_replies_become_redis_tables() {
+        let lua = Lua::new();
+        let get = |v: &Value, k: &str| match v {
+            Value::Table(t) => t.raw_get::<Value>(k).unwrap(),
+            _ => panic!("not a table: {v:?}"),
+        };
+        let err = pushed(&lua, b"-WRONGTYPE Operation against a key\r\n");
+        assert_eq!(
+            get(&err, "err").as_string().unwrap().to_str().unwrap(),
+            "WRONGTYPE Operation against a key"
+        );
+        assert_eq!(get(&err, "ignore_error_stats_update"), Value::Boolean(true));
+        let map = pushed(&lua, b"%2\r\n$1\r\na\r\n:1\r\n_\r\n:2\r\n");
+        let inner = get(&map, "map");
+        assert_eq!(get(&inner, "a"), Value::Number(1.0));
+        let set = pushed(&lua, b"~1\r\n+x\r\n");
+        assert!(matches!(get(&set, "set"), Value::Table(_)));
+        assert_eq!(
+            get(&pushed(&lua, b",1.5\r\n"), "double"),
+            Value::Number(1.5)
+        );
+        assert_eq!(pushed(&lua, b"#t\r\n"), Value::Boolean(true));
+        assert_eq!(pushed(&lua, b"_\r\n"), Value::Nil);
+        assert_eq!(pushed(&lua, b"*-1\r\n"), Value::Boolean(false));
+        let big = pushed(&lua, b"(123\r\n");
+        assert_eq!(
+            get(&big, "big_number")
+                .as_string()
+                .unwrap()
+                .to_str()
+                .unwrap(),
+            "123"
+        );
+        let verb = get(&pushed(&lua, b"=7\r\ntxt:abc\r\n"), "verbatim_string");
+        assert_eq!(
+            get(&verb, "format").as_string().unwrap().to_str().unwrap(),
+            "txt"
+        );
+        assert_eq!(
+            get(&verb, "string").as_string().unwrap().to_str().unwrap(),
+            "abc"
+        );
+        // An attribute is read and dropped.
+        assert_eq!(
+            pushed(&lua, b"|1\r\n+k\r\n+v\r\n:5\r\n"),
+            Value::Number(5.0)
         );
     }
 }

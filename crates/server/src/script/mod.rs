@@ -7,6 +7,7 @@
 pub mod active;
 pub mod busy;
 pub mod cache;
+pub mod call_c;
 pub mod convert;
 pub mod eval_globals;
 pub mod flags;

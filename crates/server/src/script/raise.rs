@@ -1,5 +1,5 @@
-//! The C functions behind `redis.call`, `redis.pcall` and the other `redis` functions
-//! that raise Redis's error tables.
+//! The C functions behind the `redis` functions that raise Redis's error tables (but
+//! `redis.call`, `redis.pcall` and `redis.acl_check_cmd`: `super::call_c`).
 //!
 //! Why C functions: a Lua function calling `error` would lose the script's line in
 //! Redis's error texts (`return redis.call(...)` is a tail call, which replaces the
@@ -11,9 +11,6 @@
 use mlua::ffi;
 use std::os::raw::c_int;
 
-/// Registry key of the command function (`super::run::call_published`, made once per
-/// state): called as `(mode, args...)`, returns `(value, raise)`.
-pub const RUN_KEY: &std::ffi::CStr = c"skein.run";
 /// Registry key of `redis.register_function`'s implementation: the library being loaded
 /// collects its functions there (`super::state::LuaState::load_library`).
 pub const LOAD_KEY: &std::ffi::CStr = c"skein.load";
@@ -41,7 +38,7 @@ pub const RANDOMSEED: u8 = 8;
 /// `redis.register_function` (while a library loads).
 pub const REGISTER: u8 = 9;
 
-/// Calls `registry[RUN_KEY or API_KEY](MODE, args...)` and raises its first result when
+/// Calls `registry[LOAD_KEY or API_KEY](MODE, args...)` and raises its first result when
 /// its second is true, else returns the first.
 ///
 /// # Safety
@@ -52,7 +49,6 @@ pub const REGISTER: u8 = 9;
 /// arguments before the call.
 pub unsafe extern "C-unwind" fn trampoline<const MODE: u8>(state: *mut ffi::lua_State) -> c_int {
     let key = match MODE {
-        CALL | PCALL | ACL => RUN_KEY,
         REGISTER => LOAD_KEY,
         _ => API_KEY,
     };

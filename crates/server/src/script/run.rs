@@ -28,7 +28,7 @@ use super::{active, convert, raise};
 use crate::cmd::Ctx;
 use crate::dispatch;
 use engine::Plan;
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{ffi, Value};
 use resp::{Proto, ReplyBuf};
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -98,9 +98,10 @@ struct Run<'s> {
     may_restart: bool,
     /// Abandoned: restart under a wider lock.
     restart: Option<Restart>,
-    abort: Table,
     /// The buffer each `redis.call`'s reply is written to.
     reply: ReplyBuf,
+    /// The text of the error table a `redis.call` fails with.
+    fail: Vec<u8>,
 }
 
 /// Where the keys of `EVAL|FCALL x numkeys key... arg...` end, or Redis's error.
@@ -229,12 +230,12 @@ fn attempt_run(
         dirty: false,
         may_restart,
         restart: None,
-        abort: st.abort.clone(),
         reply: ReplyBuf::new(Proto::Resp2),
+        fail: Vec::new(),
     };
     let shared: RefCell<Shared> = RefCell::new((&mut *ctx, run));
     let result = {
-        // The run's `redis.call`s reach `shared` through `call_published`.
+        // The run's `redis.call`s reach `shared` through `command_on_stack`.
         let _published = active::Published::new(&shared);
         match call_args {
             None => st.xpcall.call::<(bool, Value)>((f, st.handler.clone())),
@@ -294,105 +295,176 @@ fn script_error(out: &mut ReplyBuf, err: &Value, target: &Target) {
 /// What a run publishes for its `redis.call`s: the command context and the run.
 type Shared<'c, 'a, 's> = (&'c mut Ctx<'a>, Run<'s>);
 
-/// The command function of every Lua state (`LuaState::new`), which `redis.call`,
-/// `redis.pcall` and `redis.acl_check_cmd` reach: [`command`] on the running script's
-/// state, published by [`attempt_run`] for the duration of its Lua call.
-pub fn call_published(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
-    // SAFETY: `attempt_run` publishes a `RefCell<Shared>` and nothing else; `command`
-    // keeps no reference into the state past its return (it returns owned Lua values).
-    let r = unsafe {
-        active::with(|s: &mut Shared| {
-            let (ctx, run) = s;
-            command(lua, ctx, run, args)
-        })
-    };
-    r.unwrap_or_else(|| Err(mlua::Error::runtime("no script is running")))
+/// What a `redis.call` leaves for its C function ([`super::call_c`]) to push: plain
+/// data. The bytes it points to are the run's (its reply buffer or its failure text) and
+/// stay untouched until the next `redis.call`.
+#[derive(Clone, Copy)]
+pub enum Done {
+    /// The command's reply (one RESP reply); raise it (an error reply to `redis.call`).
+    Reply {
+        ptr: *const u8,
+        len: usize,
+        raise: bool,
+    },
+    /// An error table of this text (as `convert::error_text` reads it).
+    Fail {
+        ptr: *const u8,
+        len: usize,
+        raise: bool,
+    },
+    /// The run was abandoned: raise the abort table.
+    Abort,
+    /// `redis.acl_check_cmd` of a permitted command.
+    True,
+    /// No script runs on this thread.
+    NoScript,
+    /// A bug: the command panicked outside its handler.
+    Panicked,
 }
 
 /// One argument of a `redis.call`.
-enum Arg {
-    Lua(mlua::BorrowedBytes),
+enum Arg<'l> {
+    /// A Lua string, borrowed from the stack.
+    Lua(&'l [u8]),
+    /// A number, formatted as Redis does (%.17g).
     Number(String),
 }
 
-impl Arg {
+impl Arg<'_> {
     fn bytes(&self) -> &[u8] {
         match self {
-            Arg::Lua(b) => b.as_ref(),
+            Arg::Lua(b) => b,
             Arg::Number(n) => n.as_bytes(),
         }
     }
 }
 
-/// `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: (value, raise it).
-fn command(
-    lua: &Lua,
-    ctx: &mut Ctx,
-    run: &mut Run,
-    args: MultiValue,
-) -> mlua::Result<(Value, bool)> {
+/// `redis.call` (`mode` = `raise::CALL`), `redis.pcall` or `redis.acl_check_cmd` with the
+/// arguments on `state`'s stack: [`command`] on the running script's state, published by
+/// [`attempt_run`] for the duration of its Lua call.
+///
+/// # Safety
+/// `state` is the running Lua state, as handed to a C function. Only non-raising Lua
+/// functions are called on it (type checks and reading values); the strings borrowed from
+/// its stack stay there (and alive) until this returns.
+pub unsafe fn command_on_stack(state: *mut ffi::lua_State, mode: u8) -> Done {
+    // SAFETY: see the function's documentation.
+    let n = unsafe { ffi::lua_gettop(state) };
+    let mut args: SmallVec<[Arg; 8]> = SmallVec::new();
+    let mut bad = false;
+    for i in 1..=n {
+        // SAFETY: `i` is a valid index of the stack; lua_tolstring of a string value
+        // neither converts nor raises, and its bytes live while the value is on the stack.
+        match unsafe { ffi::lua_type(state, i) } {
+            ffi::LUA_TSTRING => args.push(Arg::Lua(unsafe {
+                let mut len = 0;
+                let p = ffi::lua_tolstring(state, i, &mut len);
+                std::slice::from_raw_parts(p as *const u8, len)
+            })),
+            ffi::LUA_TNUMBER => args.push(Arg::Number(resp::fmt::fmt_g17(unsafe {
+                ffi::lua_tonumber(state, i)
+            }))),
+            _ => {
+                bad = true;
+                break;
+            }
+        }
+    }
+    // SAFETY: `attempt_run` publishes a `RefCell<Shared>` and nothing else; `command`
+    // keeps no reference into the state past its return.
+    let done = unsafe {
+        active::with(|s: &mut Shared| {
+            let (ctx, run) = s;
+            command(ctx, run, mode, &args, bad)
+        })
+    };
+    done.unwrap_or(Done::NoScript)
+}
+
+/// An error table of `msg` for `redis.call` to return (or raise).
+fn fail(run: &mut Run, msg: &[u8], raise: bool) -> Done {
+    run.fail.clear();
+    run.fail.extend_from_slice(msg);
+    Done::Fail {
+        ptr: run.fail.as_ptr(),
+        len: run.fail.len(),
+        raise,
+    }
+}
+
+/// `redis.call` / `redis.pcall` / `redis.acl_check_cmd` of `args` (`bad`: an argument
+/// was neither a string nor a number).
+fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> Done {
     if run.restart.is_some() {
-        return Ok((Value::Table(run.abort.clone()), true));
+        return Done::Abort;
     }
     if let Err(msg) = RUN.with(|r| r.check(&ctx.srv.scripts.busy)) {
-        return Ok((
-            Value::Table(convert::error_table(lua, msg.as_bytes())?),
-            true,
-        ));
+        return fail(run, msg.as_bytes(), true);
     }
-    let mut it = args.into_iter();
-    let mode = it.next().and_then(|m| state::number(&m)).unwrap_or(-1.0) as u8;
     let acl_check = mode == raise::ACL;
     let raise_errors = mode != raise::PCALL;
-    let fail = |msg: &str| -> mlua::Result<(Value, bool)> {
-        Ok((
-            Value::Table(convert::error_table(lua, msg.as_bytes())?),
+    if bad {
+        return fail(
+            run,
+            b"Lua redis lib command arguments must be strings or integers",
             raise_errors,
-        ))
-    };
-    // The arguments as byte slices: Lua strings borrowed where they are, numbers
-    // formatted as Redis does (%.17g).
-    let values: SmallVec<[Value; 8]> = it.collect();
-    let mut held: SmallVec<[Arg; 8]> = SmallVec::new();
-    for v in &values {
-        held.push(match v {
-            Value::String(s) => Arg::Lua(s.as_bytes()),
-            Value::Integer(i) => Arg::Number(resp::fmt::fmt_g17(*i as f64)),
-            Value::Number(n) => Arg::Number(resp::fmt::fmt_g17(*n)),
-            _ => return fail("Lua redis lib command arguments must be strings or integers"),
-        });
+        );
     }
-    if held.is_empty() {
-        return fail("Please specify at least one argument for this redis lib call");
+    if args.is_empty() {
+        return fail(
+            run,
+            b"Please specify at least one argument for this redis lib call",
+            raise_errors,
+        );
     }
-    let argv: SmallVec<[&[u8]; 8]> = held.iter().map(Arg::bytes).collect();
+    let argv: SmallVec<[&[u8]; 8]> = args.iter().map(Arg::bytes).collect();
     let srv = ctx.srv;
     let cmd = srv.commands.lookup(&argv).filter(|c| c.handler.is_some());
     if acl_check {
         // Only the default user exists: every known command is permitted.
         return match cmd {
-            Some(_) => Ok((Value::Boolean(true), false)),
-            None => fail("Invalid command passed to redis.acl_check_cmd()"),
+            Some(_) => Done::True,
+            None => fail(
+                run,
+                b"Invalid command passed to redis.acl_check_cmd()",
+                raise_errors,
+            ),
         };
     }
     let Some(cmd) = cmd else {
-        return fail("Unknown Redis command called from script");
+        return fail(
+            run,
+            b"Unknown Redis command called from script",
+            raise_errors,
+        );
     };
     if !cmd.arity_ok(argv.len()) {
-        return fail("Wrong number of args calling Redis command from script");
+        return fail(
+            run,
+            b"Wrong number of args calling Redis command from script",
+            raise_errors,
+        );
     }
     if cmd.flags.noscript {
-        return fail("This Redis command is not allowed from script");
+        return fail(
+            run,
+            b"This Redis command is not allowed from script",
+            raise_errors,
+        );
     }
     let writes = cmd.flags.write || cmd.flags.may_replicate;
     if run.read_only && writes {
-        return fail("Write commands are not allowed from read-only scripts.");
+        return fail(
+            run,
+            b"Write commands are not allowed from read-only scripts.",
+            raise_errors,
+        );
     }
     // scriptVerifyWriteCommandAllow: until the script has written, a write command fails
     // while writes are denied (a failed save or AOF write).
     if cmd.flags.write && !run.dirty {
         if let Some(msg) = crate::persist::writes_denied(srv) {
-            return fail(&format!("-{msg}"));
+            return fail(run, format!("-{msg}").as_bytes(), raise_errors);
         }
     }
     // scriptVerifyOOM: the first write of a script not declaring allow-oom fails when
@@ -403,12 +475,16 @@ fn command(
         && !run.target.flags().allow_oom
         && crate::evict::maxmemory(srv) != 0
     {
-        return fail(&format!("-{}", crate::evict::OOM_ERR));
+        return fail(
+            run,
+            format!("-{}", crate::evict::OOM_ERR).as_bytes(),
+            raise_errors,
+        );
     }
     if let Err(msg) = hold_keys(ctx, run, cmd, &argv) {
         return match msg {
-            None => Ok((Value::Table(run.abort.clone()), true)),
-            Some(m) => fail(m),
+            None => Done::Abort,
+            Some(m) => fail(run, m.as_bytes(), raise_errors),
         };
     }
     if writes {
@@ -445,10 +521,13 @@ fn command(
     run.db = ctx.client.db;
     ctx.client.db = caller_db;
     ctx.keys.set_db(caller_db);
-    let converted = convert::reply_to_lua(lua, &reply.out);
+    let is_error = reply.out.first() == Some(&b'-');
     run.reply = reply;
-    let (v, is_error) = converted?;
-    Ok((v, is_error && raise_errors))
+    Done::Reply {
+        ptr: run.reply.out.as_ptr(),
+        len: run.reply.out.len(),
+        raise: is_error && raise_errors,
+    }
 }
 
 /// Make sure the run holds what `cmd` needs. `Err(None)`: the run is abandoned (to

@@ -324,10 +324,7 @@ impl LuaState {
             Ok((Value::Table(e), true))
         })?;
         lua.set_named_registry_value(raise::key_str(raise::LOAD_KEY), register_outside.clone())?;
-        lua.set_named_registry_value(
-            raise::key_str(raise::RUN_KEY),
-            lua.create_function(super::run::call_published)?,
-        )?;
+        lua.set_named_registry_value(raise::key_str(super::call_c::ABORT_KEY), abort.clone())?;
         let handler = error_handler(&lua, tostring)?;
         let call_with: Function = lua
             .load(CALL_WITH)
@@ -612,9 +609,9 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     let c_functions: [(&str, ffi::lua_CFunction); 10] = [
-        ("call", raise::trampoline::<{ raise::CALL }>),
-        ("pcall", raise::trampoline::<{ raise::PCALL }>),
-        ("acl_check_cmd", raise::trampoline::<{ raise::ACL }>),
+        ("call", super::call_c::command::<{ raise::CALL }>),
+        ("pcall", super::call_c::command::<{ raise::PCALL }>),
+        ("acl_check_cmd", super::call_c::command::<{ raise::ACL }>),
         ("log", raise::trampoline::<{ raise::LOG }>),
         ("setresp", raise::trampoline::<{ raise::SETRESP }>),
         ("set_repl", raise::trampoline::<{ raise::SET_REPL }>),
@@ -627,8 +624,8 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
         ),
     ];
     for (name, f) in c_functions {
-        // SAFETY: `trampoline` is a lua_CFunction that is sound to call from Lua (see
-        // `raise::trampoline`).
+        // SAFETY: `trampoline` and `command` are lua_CFunctions that are sound to call from
+        // Lua (see `raise::trampoline`, `call_c::command`).
         t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
     }
     t.raw_set(
