@@ -187,7 +187,7 @@ fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
     } else {
         e.set_expire(when);
         drop(e);
-        if !argv[0].eq_ignore_ascii_case(b"pexpireat") {
+        if ctx.propagate.wanted() && !argv[0].eq_ignore_ascii_case(b"pexpireat") {
             ctx.propagate
                 .replace(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
         }

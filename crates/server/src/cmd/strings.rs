@@ -210,8 +210,10 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOpts, cmd: &str, st
     if let Some(ms) = expire_at {
         keys.notify(key, SET_EXPIRE);
         // Propagated with an absolute time.
-        ctx.propagate
-            .replace(&[b"SET", key, val, b"PXAT", ms.to_string().as_bytes()]);
+        if ctx.propagate.wanted() {
+            ctx.propagate
+                .replace(&[b"SET", key, val, b"PXAT", ms.to_string().as_bytes()]);
+        }
     } else if o.get && cmd == "set" {
         // Propagated without GET.
         let mut args: Vec<&[u8]> = vec![b"SET", key, val];

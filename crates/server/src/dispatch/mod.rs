@@ -324,6 +324,7 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
     let srv = ctx.srv;
     let worker = ctx.client.worker;
     let before = ctx.out.out.len();
+    ctx.propagate.off = !srv.propagation.active();
     let start = std::time::Instant::now();
     // A bug in one handler must not take the worker (and its clients) down: the panic is
     // turned into an error reply for this command and logged. (parking_lot locks do not
