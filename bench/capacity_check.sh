@@ -8,7 +8,8 @@
 #
 # Usage: bench/capacity_check.sh            env: QOS ('p99<1ms'), T (seconds per point, 3),
 #        CLIENTS ("1 2 4 8 16 32 64"), SERVER_CPU (1), LOAD_CPU (0), WORKERS (1),
-#        SERVERS ("redis skein")
+#        SERVERS ("redis skein"), KEEP (a folder to keep every run's JSON and capacity's
+#        full output in; default: a temporary folder, removed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QOS=${QOS:-'p99<1ms'}
@@ -20,9 +21,10 @@ WORKERS=${WORKERS:-1}
 SERVERS=${SERVERS:-"redis skein"}
 cargo build --release -q -p skein-server -p skein-bench
 BENCH=target/release/skein-bench
-OUT=$(mktemp -d)
+OUT=${KEEP:-$(mktemp -d)}
+mkdir -p "$OUT"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$OUT"; }
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$OUT"; }
 trap cleanup EXIT
 limit_ms=$(python3 -c "import re,sys; m=re.match(r'p?(\w+)<([\d.]+)(us|ms|s)', sys.argv[1]); v=float(m.group(2)); print(v/1000 if m.group(3)=='us' else v*1000 if m.group(3)=='s' else v)" "$QOS")
 metric=$(python3 -c "import sys; print({'avg':'avg_ms','p50':'p50_ms','p90':'p90_ms','p99':'p99_ms','p999':'p999_ms','max':'max_ms'}[sys.argv[1].split('<')[0]])" "$QOS")

@@ -275,14 +275,15 @@ def test_generator_lateness_is_not_charged_to_the_server(servers, tmp):
 def test_generator_limited_open_loop_leaves_the_closed_answer(servers, tmp):
     """The generator is stopped most of the time once the closed-loop sweep is over
     (SIGSTOP 250 ms, SIGCONT 50 ms): the open loop cannot offer the sweep's rate on
-    schedule, and its failing rates were sent hundreds of milliseconds late. That is the
+    schedule, and its failing rates were sent hundreds of milliseconds late (-c 64 gives the
+    open loop free connections, so the wait is the generator's, not a busy slot's). That is the
     generator's ceiling, not the server's: capacity reports the closed-loop answer,
     labelled as not confirmed by the open loop, in the text, the JSON and the HTML."""
     js, html = os.path.join(tmp, "cap.json"), os.path.join(tmp, "cap.html")
     proc = subprocess.Popen(
         [BENCH, "capacity", "-p", str(servers["redis"].port), "--qos", "p99<20ms",
          "--max-clients", "8", "--max-pipeline", "1", "--test-time", "1", "--warmup", "0.2",
-         "--bisect", "1", "--no-second-generator", "--json", js, "--html", html],
+         "--bisect", "1", "--no-second-generator", "-c", "64", "--json", js, "--html", html],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     st = None
     try:
@@ -299,17 +300,17 @@ def test_generator_limited_open_loop_leaves_the_closed_answer(servers, tmp):
             proc.wait()
     assert st is not None, "no open loop ran"
     r = json.load(open(js))
-    assert r["closed_loop_ops_per_sec"] > 0
+    assert r["closed_loop_ops_per_sec"] > 0, stdout
     limit = r["open_loop_generator_limit"]
-    assert limit is not None and limit["late"], r["steps"]
-    assert r["capacity_source"] == "closed-loop"
+    assert limit is not None and limit["late"], stdout
+    assert r["capacity_source"] == "closed-loop", stdout
     assert r["sustainable_ops_per_sec"] == r["closed_loop_ops_per_sec"]
     label = "not confirmed by the open loop: generator-limited (lateness"
     assert r["not_confirmed"].startswith(label)
     assert label in stdout and "sustainable throughput" in stdout
     assert label in open(html).read()
     assert r["latency_at_capacity"]["count"] > 0
-    assert r["thresholds"][0]["levels"][0][1] == r["closed_loop_ops_per_sec"]
+    assert abs(r["thresholds"][0]["levels"][0][1] - r["closed_loop_ops_per_sec"]) < 1e-6 * r["closed_loop_ops_per_sec"]
 
 
 def test_slowed_server_gets_a_far_lower_capacity(tmp):

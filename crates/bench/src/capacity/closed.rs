@@ -34,7 +34,7 @@ pub struct SweepStep {
 #[derive(Clone, Copy, Serialize, PartialEq, Eq, Debug)]
 #[serde(rename_all = "kebab-case")]
 pub enum SweepEnd {
-    /// A point missed the QoS.
+    /// Two points in a row missed the QoS.
     OverQos,
     /// The last two steps together added under 5% throughput.
     Plateau,
@@ -56,8 +56,8 @@ impl SweepOutcome {
     }
 }
 
-/// Raises one dimension (doubling) until a point fails the QoS, the throughput stops
-/// rising, or `max` is reached.
+/// Raises one dimension (doubling) until two points in a row fail the QoS, the
+/// throughput stops rising, or `max` is reached.
 fn climb(
     p: &mut Probe,
     base: &Workload,
@@ -68,6 +68,7 @@ fn climb(
 ) -> Result<SweepEnd, String> {
     // The best passing throughput before each step of this climb.
     let mut bests = Vec::new();
+    let mut misses = 0;
     let mut x = from;
     loop {
         let mut w = base.clone();
@@ -90,17 +91,28 @@ fn climb(
             out.best = Some(out.steps.len());
         }
         out.steps.push(step);
-        if !passed {
-            return Ok(SweepEnd::OverQos);
-        }
+        misses = if passed { 0 } else { misses + 1 };
         let now = out.best().map(|b| b.ops_per_sec).unwrap_or(0.0);
-        if plateau(&bests, now) {
-            return Ok(SweepEnd::Plateau);
-        }
-        if x.saturating_mul(2) > max {
-            return Ok(SweepEnd::Limit);
+        if let Some(end) = end_of_climb(misses, &bests, now, x.saturating_mul(2) > max) {
+            return Ok(end);
         }
         x *= 2;
+    }
+}
+
+/// Whether a climb ends after its last point: `misses` points in a row over the QoS,
+/// `bests` and `now` as for [`plateau`], `at_max` when the next doubling passes the limit.
+/// Like the hand sweep, which keeps every passing point, one point over the QoS (a latency
+/// spike from a busy machine) does not end the climb; two in a row do.
+fn end_of_climb(misses: u32, bests: &[f64], now: f64, at_max: bool) -> Option<SweepEnd> {
+    if misses >= 2 {
+        Some(SweepEnd::OverQos)
+    } else if plateau(bests, now) {
+        Some(SweepEnd::Plateau)
+    } else if at_max {
+        Some(SweepEnd::Limit)
+    } else {
+        None
     }
 }
 
@@ -159,7 +171,27 @@ pub fn sweep(
 
 #[cfg(test)]
 mod tests {
-    use super::plateau;
+    use super::{end_of_climb, plateau, SweepEnd};
+
+    #[test]
+    fn one_point_over_the_qos_does_not_end_the_climb() {
+        // 10k passed, then a point over the QoS: go on.
+        assert_eq!(end_of_climb(1, &[0.0, 10e3], 10e3, false), None);
+        // A second one in a row: stop.
+        assert_eq!(
+            end_of_climb(2, &[0.0, 10e3, 10e3], 10e3, false),
+            Some(SweepEnd::OverQos)
+        );
+        // Still rising but the next doubling passes --max-clients.
+        assert_eq!(
+            end_of_climb(0, &[0.0, 10e3], 40e3, true),
+            Some(SweepEnd::Limit)
+        );
+        assert_eq!(
+            end_of_climb(0, &[100.0, 101.0], 102.0, false),
+            Some(SweepEnd::Plateau)
+        );
+    }
 
     #[test]
     fn plateau_needs_two_steps_that_together_add_under_five_percent() {
