@@ -66,7 +66,7 @@ fn climb(
     set: impl Fn(&mut Workload, usize),
     out: &mut SweepOutcome,
 ) -> Result<SweepEnd, String> {
-    // The best passing throughput before each step of this climb.
+    // The best passing throughput before each passing step of this climb.
     let mut bests = Vec::new();
     let mut misses = 0;
     let mut x = from;
@@ -85,8 +85,10 @@ fn climb(
             if step.passed { "ok" } else { "over QoS" }
         ));
         let best_ops = out.best().map(|b| b.ops_per_sec).unwrap_or(0.0);
-        bests.push(best_ops);
         let passed = step.passed;
+        if passed {
+            bests.push(best_ops);
+        }
         if passed && step.ops_per_sec > best_ops {
             out.best = Some(out.steps.len());
         }
@@ -101,13 +103,14 @@ fn climb(
 }
 
 /// Whether a climb ends after its last point: `misses` points in a row over the QoS,
-/// `bests` and `now` as for [`plateau`], `at_max` when the next doubling passes the limit.
-/// Like the hand sweep, which keeps every passing point, one point over the QoS (a latency
-/// spike from a busy machine) does not end the climb; two in a row do.
+/// `bests` and `now` as for [`plateau`] (passing points only), `at_max` when the next
+/// doubling passes the limit. Like the hand sweep, which keeps every passing point, one
+/// point over the QoS (a latency spike from a busy machine) does not end the climb; two in
+/// a row do.
 fn end_of_climb(misses: u32, bests: &[f64], now: f64, at_max: bool) -> Option<SweepEnd> {
     if misses >= 2 {
         Some(SweepEnd::OverQos)
-    } else if plateau(bests, now) {
+    } else if misses == 0 && plateau(bests, now) {
         Some(SweepEnd::Plateau)
     } else if at_max {
         Some(SweepEnd::Limit)
@@ -116,8 +119,8 @@ fn end_of_climb(misses: u32, bests: &[f64], now: f64, at_max: bool) -> Option<Sw
     }
 }
 
-/// The last two doublings together added under 5% to the best throughput (`bests`: the
-/// best before each step so far, `now`: the best after the last one). Two steps, not one,
+/// The last two passing doublings together added under 5% to the best throughput
+/// (`bests`: the best before each passing step so far, `now`: the best after the last). Two steps, not one,
 /// so a single low point (noise, a busy core) does not end the climb, and two small gains
 /// that add up to a meaningful one do not either.
 fn plateau(bests: &[f64], now: f64) -> bool {
@@ -175,8 +178,9 @@ mod tests {
 
     #[test]
     fn one_point_over_the_qos_does_not_end_the_climb() {
-        // 10k passed, then a point over the QoS: go on.
+        // 10k passed, then a point over the QoS: go on, even with the best flat.
         assert_eq!(end_of_climb(1, &[0.0, 10e3], 10e3, false), None);
+        assert_eq!(end_of_climb(1, &[5e3, 10e3], 10e3, false), None);
         // A second one in a row: stop.
         assert_eq!(
             end_of_climb(2, &[0.0, 10e3, 10e3], 10e3, false),
