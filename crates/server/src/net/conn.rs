@@ -59,6 +59,13 @@ pub enum After {
     AwaitAof {
         again: bool,
     },
+    /// Replies wait until the worker has served every connection ready in its loop
+    /// iteration (`Conn::flush_deferred`), as Redis writes in beforeSleep: a client
+    /// reading many connections is woken once for a burst of replies rather than once
+    /// per reply, which on loopback costs the server (the waking happens in its send).
+    Flush {
+        again: bool,
+    },
     Close,
 }
 
@@ -97,6 +104,9 @@ pub struct Conn {
     /// The worker has this connection's block deadline in its timers.
     timer_set: bool,
     pub serviced_at: u64,
+    /// Replies wait for the end of the worker's loop iteration: what the service that
+    /// made them found (more input to read, why processing stopped).
+    deferred: Option<(bool, Stop)>,
 }
 
 impl Conn {
@@ -115,6 +125,7 @@ impl Conn {
             in_paused_list: false,
             timer_set: false,
             serviced_at: 0,
+            deferred: None,
         }
     }
 
@@ -490,6 +501,35 @@ impl Conn {
             }
             crate::persist::aof::before_reply(srv);
         }
+        if !ev.aof_done && self.has_pending_output() {
+            self.deferred = Some((read_more, stop));
+            return After::Flush {
+                again: read_more && !self.eof,
+            };
+        }
+        self.deferred = None;
+        self.finish(srv, worker, read_more, stop)
+    }
+
+    /// At the end of the worker's loop iteration: write the replies a service deferred
+    /// (`After::Flush`) and decide what comes next. `None`: nothing was deferred (or a
+    /// later service of the same iteration already wrote it).
+    pub fn flush_deferred(
+        &mut self,
+        srv: &Server,
+        worker: usize,
+        spare: &mut Spare,
+    ) -> Option<After> {
+        let (read_more, stop) = self.deferred.take()?;
+        let after = self.finish(srv, worker, read_more, stop);
+        if after != After::Close {
+            self.give_back(srv, spare);
+        }
+        Some(after)
+    }
+
+    /// Write the replies, then what the service found decides what comes next.
+    fn finish(&mut self, srv: &Server, worker: usize, read_more: bool, stop: Stop) -> After {
         if !self.flush(srv, worker) {
             return After::Close;
         }

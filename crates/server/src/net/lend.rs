@@ -23,11 +23,14 @@ pub const PART_KEEP: usize = 1024;
 /// Buffers up to this capacity go back to the worker; larger ones stay with their
 /// connection until it is idle (then they are freed).
 pub const KEEP: usize = 64 * 1024;
+/// Reply buffers a worker keeps: the connections of one loop iteration hold theirs until
+/// the iteration's replies are written (`Conn::flush_deferred`), then give them back.
+const SPARE_OUTS: usize = 16;
 
 #[derive(Default)]
 pub struct Spare {
     read: Vec<u8>,
-    out: Vec<u8>,
+    outs: Vec<Vec<u8>>,
     /// Argument ranges of the command being parsed (cleared by every parse).
     pub ranges: Vec<Range<usize>>,
 }
@@ -42,9 +45,9 @@ impl Spare {
         v
     }
 
-    /// An empty reply buffer (keeps its capacity).
+    /// An empty reply buffer (keeps its capacity; none when the worker has none spare).
     pub fn take_out(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.out)
+        self.outs.pop().unwrap_or_default()
     }
 
     /// A read buffer whose bytes are all consumed. Freed when the worker already has
@@ -55,11 +58,11 @@ impl Spare {
         }
     }
 
-    /// A reply buffer whose bytes are all written.
+    /// A reply buffer whose bytes are all written (freed when the worker keeps enough).
     pub fn give_out(&mut self, mut v: Vec<u8>) {
-        if self.out.capacity() == 0 {
+        if self.outs.len() < SPARE_OUTS {
             v.clear();
-            self.out = v;
+            self.outs.push(v);
         }
     }
 }

@@ -132,6 +132,8 @@ struct Worker {
     prune_timers_at: usize,
     /// Connections whose replies wait for the AOF (see `After::AwaitAof`).
     aof_wait: Vec<usize>,
+    /// Connections whose replies wait for the end of the iteration (`After::Flush`).
+    to_flush: Vec<usize>,
 }
 
 impl Worker {
@@ -153,6 +155,7 @@ impl Worker {
             timers: BinaryHeap::new(),
             prune_timers_at: MIN_TIMER_PRUNE,
             aof_wait: Vec::new(),
+            to_flush: Vec::new(),
         }
     }
 
@@ -226,6 +229,7 @@ impl Worker {
             self.retry_paused();
             self.expire_blocked();
             self.answer_after_aof();
+            self.flush_deferred();
             if self.srv.is_shutting_down() {
                 self.close_all();
                 return;
@@ -251,6 +255,21 @@ impl Worker {
                         ..Ready::default()
                     },
                 );
+            }
+        }
+    }
+
+    /// Write the replies of the iteration's connections (`After::Flush`), one after the
+    /// other once every ready connection has run.
+    fn flush_deferred(&mut self) {
+        while !self.to_flush.is_empty() {
+            for t in std::mem::take(&mut self.to_flush) {
+                let Some(conn) = self.conns.get_mut(t) else {
+                    continue;
+                };
+                if let Some(after) = conn.flush_deferred(&self.srv, self.index, &mut self.spare) {
+                    self.handle(t, after);
+                }
             }
         }
     }
@@ -316,8 +335,23 @@ impl Worker {
             return;
         };
         conn.serviced_at = iteration;
-        match conn.on_ready(&self.srv, self.index, ready, &mut self.spare) {
+        let after = conn.on_ready(&self.srv, self.index, ready, &mut self.spare);
+        self.handle(token, after);
+    }
+
+    /// Act on what servicing connection `token` asked for.
+    fn handle(&mut self, token: usize, after: After) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        match after {
             After::Close => self.close(token),
+            After::Flush { again } => {
+                self.to_flush.push(token);
+                if again {
+                    self.again.push(token);
+                }
+            }
             After::AwaitAof { again } => {
                 self.aof_wait.push(token);
                 if again {
