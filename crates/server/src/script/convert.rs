@@ -6,6 +6,9 @@ use resp::ReplyBuf;
 
 /// Deepest nesting converted (Redis stops at its Lua stack limit).
 const MAX_DEPTH: usize = 1000;
+/// Stack slots one level of [`Parser::push`] uses beyond what it leaves: at most five,
+/// for an error reply's table while its text is put together.
+const PUSH_SLOTS: i32 = 5;
 
 /// Redis's luaPushErrorBuff: an error text ("-CODE message" or "message") as the text of
 /// a Lua error table's `err` field: "CODE message", "ERR message" without a code, the
@@ -93,7 +96,8 @@ pub unsafe fn push_error_table(state: *mut ffi::lua_State, raw: &[u8]) {
 /// Push `{err = "CODE message"}`.
 ///
 /// # Safety
-/// As [`push_reply`]'s; four slots are pushed at most (a C function has LUA_MINSTACK).
+/// As [`push_reply`]'s, with [`PUSH_SLOTS`] free slots on the stack (a C function has
+/// LUA_MINSTACK, 20): the table, its key and the three parts of the text.
 unsafe fn push_error_parts(state: *mut ffi::lua_State, (code, msg): (&[u8], &[u8])) {
     // SAFETY: as this function's.
     unsafe {
@@ -171,7 +175,9 @@ impl Parser<'_> {
         // SAFETY: as this function's. Every branch leaves exactly one more value on the
         // stack.
         unsafe {
-            if depth > MAX_DEPTH || self.pos >= self.buf.len() || ffi::lua_checkstack(state, 4) == 0
+            if depth > MAX_DEPTH
+                || self.pos >= self.buf.len()
+                || ffi::lua_checkstack(state, PUSH_SLOTS) == 0
             {
                 ffi::lua_pushnil(state);
                 return;

@@ -727,7 +727,7 @@ fn version_num() -> i64 {
 }
 
 /// A Lua number, or a string Lua would convert to one (lua_tonumber).
-pub fn number(v: &Value) -> Option<f64> {
+fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Integer(i) => Some(*i as f64),
         Value::Number(n) => Some(*n),
