@@ -88,7 +88,7 @@ fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Some(v @ (0 | 1)) => v as u8,
         _ => return ctx.out.error(BIT_VALUE_ERR),
     };
-    let (mut e, _) = match string_for_bits(&mut ctx.keys, argv[1], Event::string("setbit")) {
+    let (mut e, _) = match string_for_bits(ctx.keys, argv[1], Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
@@ -109,7 +109,7 @@ fn getbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };
-    match read_str(&mut ctx.keys, argv[1]) {
+    match read_str(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(s)) => {
@@ -202,7 +202,7 @@ fn normalize_range(strlen: i64, mut start: i64, mut end: i64, isbit: bool) -> By
 }
 
 fn bitcount(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let data = match read_str(&mut ctx.keys, argv[1]) {
+    let data = match read_str(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(s)) => s.to_bytes(),
@@ -250,7 +250,7 @@ fn bitpos(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(b @ (0 | 1)) => b == 1,
         Ok(_) => return ctx.out.error("ERR The bit argument must be 1 or 0."),
     };
-    let data = match read_str(&mut ctx.keys, argv[1]) {
+    let data = match read_str(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(if bit { -1 } else { 0 }),
         Ok(Some(s)) => s.to_bytes(),
@@ -367,7 +367,7 @@ fn bitop(ctx: &mut Ctx, argv: &[&[u8]]) {
     let srcs = &argv[3..];
     let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(srcs.len());
     for k in srcs {
-        match read_str(&mut ctx.keys, k) {
+        match read_str(ctx.keys, k) {
             Err(e) => return ctx.out.error(e),
             Ok(v) => inputs.push(v.map(|s| s.to_bytes().into_owned()).unwrap_or_default()),
         }
@@ -646,7 +646,7 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
         .max();
     let Some(highest) = highest else {
         // Only reads: a missing key reads as zeros.
-        let data: Cow<[u8]> = match read_str(&mut ctx.keys, key) {
+        let data: Cow<[u8]> = match read_str(ctx.keys, key) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => Cow::Borrowed(&[]),
             Ok(Some(s)) => s.to_bytes(),
@@ -662,7 +662,7 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
             .out
             .error("ERR BITFIELD_RO only supports the GET subcommand");
     }
-    let (mut e, _) = match string_for_bits(&mut ctx.keys, key, Event::string("setbit")) {
+    let (mut e, _) = match string_for_bits(ctx.keys, key, Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };

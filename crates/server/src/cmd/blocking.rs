@@ -65,7 +65,7 @@ fn list_pop(ctx: &mut Ctx, keys: &[&[u8]], left: bool, count: Option<usize>, tim
     };
     let name: &[u8] = if left { b"LPOP" } else { b"RPOP" };
     for &key in keys {
-        let elems = match lists::pop_elements(&mut ctx.keys, key, left, count.unwrap_or(1)) {
+        let elems = match lists::pop_elements(ctx.keys, key, left, count.unwrap_or(1)) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,
             Ok(Some(elems)) => elems,
@@ -117,7 +117,7 @@ fn list_move(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool, time
     let (src, dst) = (argv[1], argv[2]);
     let rpoplpush = argv.len() == 4;
     let limits = ctx.srv.config.hot.coll_limits();
-    match lists::move_element(&mut ctx.keys, src, dst, from_left, to_left, &limits) {
+    match lists::move_element(ctx.keys, src, dst, from_left, to_left, &limits) {
         Err(e) => ctx.out.error(e),
         Ok(Some(elem)) => {
             ctx.out.bulk(&elem);
@@ -160,7 +160,7 @@ fn zset_pop(ctx: &mut Ctx, keys: &[&[u8]], max: bool, count: Option<usize>, time
     };
     let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
     for &key in keys {
-        let popped = match zsets::pop_members(&mut ctx.keys, key, max, count.unwrap_or(1)) {
+        let popped = match zsets::pop_members(ctx.keys, key, max, count.unwrap_or(1)) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,
             Ok(Some(p)) => p,

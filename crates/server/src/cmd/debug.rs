@@ -199,7 +199,7 @@ fn reload(ctx: &mut Ctx, opts: &[&[u8]]) {
         // DEBUG LOADAOF is replaying (DEBUG runs while loading).
         return ctx.out.error(LOADING);
     }
-    if do_save && save::save_held(srv, &mut ctx.keys, 0).is_err() {
+    if do_save && save::save_held(srv, ctx.keys, 0).is_err() {
         return ctx.out.error("ERR");
     }
     if flush {

@@ -133,7 +133,7 @@ pub fn geoadd(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// A reply per member of the sorted set at `key` (GEOPOS, GEOHASH): `f` gets each
 /// member's score, None for a missing member or key.
 fn per_member(ctx: &mut Ctx, argv: &[&[u8]], f: impl Fn(&mut resp::ReplyBuf, Option<f64>)) {
-    let z = match zsets::read(&mut ctx.keys, argv[1]) {
+    let z = match zsets::read(ctx.keys, argv[1]) {
         Ok(z) => z,
         Err(e) => return ctx.out.error(e),
     };
@@ -169,7 +169,7 @@ pub fn geodist(ctx: &mut Ctx, argv: &[&[u8]]) {
         4 => 1.0,
         _ => return ctx.out.error(SYNTAX_ERR),
     };
-    let z = match zsets::read(&mut ctx.keys, argv[1]) {
+    let z = match zsets::read(ctx.keys, argv[1]) {
         Ok(Some(z)) => z,
         Ok(None) => return ctx.out.null(),
         Err(e) => return ctx.out.error(e),
@@ -368,11 +368,11 @@ fn parse_search<'a>(
 pub fn search_command(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (form, src_at) = Form::of(argv[0]);
     let src = argv[src_at];
-    let exists = match zsets::read(&mut ctx.keys, src) {
+    let exists = match zsets::read(ctx.keys, src) {
         Ok(z) => z.is_some(),
         Err(e) => return ctx.out.error(e),
     };
-    let mut r = match parse_search(&mut ctx.keys, argv, src, exists, form) {
+    let mut r = match parse_search(ctx.keys, argv, src, exists, form) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(&e),
     };
@@ -388,7 +388,7 @@ pub fn search_command(ctx: &mut Ctx, argv: &[&[u8]]) {
         r.order = Order::Asc;
     }
     let limit = if r.any { r.count } else { 0 };
-    let mut points = match coll::peek::<ZSet>(&mut ctx.keys, src) {
+    let mut points = match coll::peek::<ZSet>(ctx.keys, src) {
         Ok(Some(z)) => search::find(z, &r.shape, limit),
         _ => Vec::new(),
     };

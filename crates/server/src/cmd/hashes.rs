@@ -54,7 +54,7 @@ fn write_or_create<R>(
     ev: Event,
     f: impl FnOnce(&mut Hash) -> (bool, R),
 ) -> Result<R, &'static str> {
-    if let Some(mut e) = coll::modify::<Hash>(&mut ctx.keys, key, ev)? {
+    if let Some(mut e) = coll::modify::<Hash>(ctx.keys, key, ev)? {
         let (changed, r) = f(coll::get_mut::<Hash>(&mut e));
         if changed {
             e.mark_changed();
@@ -65,7 +65,7 @@ fn write_or_create<R>(
     let (changed, r) = f(&mut h);
     // A new key is only left behind by a write (every caller writes on a new key).
     if changed {
-        coll::insert(&mut ctx.keys, key, h, ev);
+        coll::insert(ctx.keys, key, h, ev);
     }
     Ok(r)
 }
@@ -115,7 +115,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn hget(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(h) => match h.and_then(|h| h.get(argv[2])) {
             Some(v) => reply_item(ctx.out, v),
@@ -125,7 +125,7 @@ fn hget(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn hmget(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(h) => {
             ctx.out.array(argv.len() - 2);
@@ -141,7 +141,7 @@ fn hmget(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn hdel(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let (deleted, emptied) = match coll::modify::<Hash>(&mut ctx.keys, key, HDEL) {
+    let (deleted, emptied) = match coll::modify::<Hash>(ctx.keys, key, HDEL) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(mut e)) => {
@@ -166,20 +166,20 @@ fn hdel(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(deleted as u64 - 1);
     }
     if emptied {
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
     }
     ctx.out.int(deleted);
 }
 
 fn hlen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(h) => ctx.out.int(h.map_or(0, |h| h.len() as i64)),
     }
 }
 
 fn hstrlen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(h) => {
             let n = h.and_then(|h| h.get(argv[2])).map_or(0, |v| v.byte_len());
@@ -189,7 +189,7 @@ fn hstrlen(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn hexists(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(h) => ctx.out.int(h.is_some_and(|h| h.contains(argv[2])) as i64),
     }
@@ -261,7 +261,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// HKEYS / HVALS / HGETALL.
 fn getall(ctx: &mut Ctx, argv: &[&[u8]], keys: bool, vals: bool) {
-    let h = match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    let h = match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(h) => h,
     };
@@ -300,7 +300,7 @@ fn hscan(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(c) => c,
         Err(e) => return ctx.out.error(e),
     };
-    let h = match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    let h = match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return scan_args::reply_empty(ctx.out),
         Ok(Some(h)) => h,
@@ -367,7 +367,7 @@ fn hrandfield(ctx: &mut Ctx, argv: &[&[u8]]) {
         };
         return hrandfield_count(ctx, argv[1], l, withvalues);
     }
-    match coll::read::<Hash>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Hash>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.null(),
         Ok(Some(h)) => {
@@ -378,7 +378,7 @@ fn hrandfield(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn hrandfield_count(ctx: &mut Ctx, key: &[u8], l: i64, withvalues: bool) {
-    let h = match coll::read::<Hash>(&mut ctx.keys, key) {
+    let h = match coll::read::<Hash>(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(h)) => h,

@@ -89,7 +89,7 @@ impl Report {
 }
 
 fn info(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let text = generate(ctx.srv, &mut ctx.keys, &argv[1..]);
+    let text = generate(ctx.srv, ctx.keys, &argv[1..]);
     ctx.out.verbatim(text.as_bytes(), "txt");
 }
 

@@ -188,7 +188,7 @@ fn push_generic(ctx: &mut Ctx, argv: &[&[u8]], left: bool, xx: bool) {
     let key = argv[1];
     let ev = push_event(left);
     let elems = &argv[2..];
-    let existing = match coll::modify::<List>(&mut ctx.keys, key, ev) {
+    let existing = match coll::modify::<List>(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             let l = coll::get_mut::<List>(&mut e);
@@ -210,7 +210,7 @@ fn push_generic(ctx: &mut Ctx, argv: &[&[u8]], left: bool, xx: bool) {
                 l.push(v, left);
             }
             let n = l.len();
-            coll::insert(&mut ctx.keys, key, l, ev);
+            coll::insert(ctx.keys, key, l, ev);
             n
         }
     };
@@ -263,14 +263,14 @@ fn pop_generic(ctx: &mut Ctx, argv: &[&[u8]], left: bool) {
     let key = argv[1];
     if count == Some(0) {
         // Redis's fast exit: the key is looked up (null / WRONGTYPE) but nothing popped.
-        match coll::modify::<List>(&mut ctx.keys, key, Event::NONE) {
+        match coll::modify::<List>(ctx.keys, key, Event::NONE) {
             Err(e) => ctx.out.error(e),
             Ok(None) => ctx.out.null_array(),
             Ok(Some(_)) => ctx.out.array(0),
         }
         return;
     }
-    match pop_elements(&mut ctx.keys, key, left, count.unwrap_or(1)) {
+    match pop_elements(ctx.keys, key, left, count.unwrap_or(1)) {
         Err(e) => ctx.out.error(e),
         Ok(None) if count.is_some() => ctx.out.null_array(),
         Ok(None) => ctx.out.null(),
@@ -298,7 +298,7 @@ fn lmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     let (left, count) = (m.first, m.count);
     for key in &m.keys {
-        match pop_elements(&mut ctx.keys, key, left, count) {
+        match pop_elements(ctx.keys, key, left, count) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,
             Ok(Some(items)) => {
@@ -319,7 +319,7 @@ fn lmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn move_generic(ctx: &mut Ctx, argv: &[&[u8]], from_left: bool, to_left: bool) {
     let limits = ctx.srv.config.hot.coll_limits();
-    match move_element(&mut ctx.keys, argv[1], argv[2], from_left, to_left, &limits) {
+    match move_element(ctx.keys, argv[1], argv[2], from_left, to_left, &limits) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.null(),
         Ok(Some(v)) => ctx.out.bulk(&v),
@@ -345,14 +345,14 @@ fn rpoplpush(ctx: &mut Ctx, argv: &[&[u8]]) {
 // ---------------------------------------------------------------- read
 
 fn llen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<List>(&mut ctx.keys, argv[1]) {
+    match coll::read::<List>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(l) => ctx.out.int(l.map_or(0, |l| l.len()) as i64),
     }
 }
 
 fn lindex(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let l = match read_mut(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.null(),
         Ok(Some(l)) => l,
@@ -389,7 +389,7 @@ fn lrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         (Err(e), _) | (_, Err(e)) => return ctx.out.error(e),
     };
-    let l = match read_mut(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(l)) => l,
@@ -451,7 +451,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
     if rank < 0 {
         rank = rank.wrapping_neg();
     }
-    let l = match read_mut(&mut ctx.keys, argv[1]) {
+    let l = match read_mut(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) if count != -1 => return ctx.out.array(0),
         Ok(None) => return ctx.out.null(),
@@ -504,7 +504,7 @@ fn lpos(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn lset(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let mut e = match coll::modify::<List>(&mut ctx.keys, key, Event::list("lset")) {
+    let mut e = match coll::modify::<List>(ctx.keys, key, Event::list("lset")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.error(args::NO_SUCH_KEY),
         Ok(Some(e)) => e,
@@ -529,7 +529,7 @@ fn linsert(ctx: &mut Ctx, argv: &[&[u8]]) {
     } else {
         return ctx.out.error(SYNTAX_ERR);
     };
-    let mut e = match coll::modify::<List>(&mut ctx.keys, argv[1], Event::list("linsert")) {
+    let mut e = match coll::modify::<List>(ctx.keys, argv[1], Event::list("linsert")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(e)) => e,
@@ -550,7 +550,7 @@ fn lrem(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(c) => c,
         Err(e) => return ctx.out.error(e),
     };
-    let (removed, empty) = match coll::modify::<List>(&mut ctx.keys, key, Event::list("lrem")) {
+    let (removed, empty) = match coll::modify::<List>(ctx.keys, key, Event::list("lrem")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(mut e)) => {
@@ -567,7 +567,7 @@ fn lrem(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.add_dirty(removed as u64 - 1);
     }
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
     }
     ctx.out.int(removed as i64);
 }
@@ -580,7 +580,7 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     // Redis counts the removed elements (none: no change counted, ltrim still announced).
     let ev = Event::list("ltrim").clean();
-    let (trimmed, empty) = match coll::modify::<List>(&mut ctx.keys, key, ev) {
+    let (trimmed, empty) = match coll::modify::<List>(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.ok(),
         Ok(Some(mut e)) => {
@@ -600,7 +600,7 @@ fn ltrim(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     ctx.keys.add_dirty(trimmed as u64);
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
     }
     ctx.out.ok();
 }

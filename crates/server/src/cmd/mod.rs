@@ -23,6 +23,7 @@ pub mod keyspec;
 pub mod latency;
 pub mod lists;
 pub mod memory;
+pub mod name_index;
 pub mod object;
 pub mod persist;
 pub mod pubsub;
@@ -129,21 +130,22 @@ impl ClientState {
     }
 }
 
-/// What a handler works with.
-pub struct Ctx<'a> {
+/// What a handler works with. (`keys` is borrowed, not moved in: a `Locked` is a few
+/// hundred bytes, and moving it costs a copy on every command.)
+pub struct Ctx<'a, 'k> {
     pub srv: &'a Server,
     pub client: &'a mut ClientState,
     pub out: &'a mut ReplyBuf,
     /// The shards the dispatcher locked for this command: every read and write of a key
     /// goes through it, and every write records its change event there.
-    pub keys: Locked<'a>,
+    pub keys: &'a mut Locked<'k>,
     /// How the command is propagated, if it changed anything (handlers set rewrites).
     pub propagate: PropagateAs,
     /// Inside EXEC: the propagated commands of the transaction so far.
     pub exec_ops: Option<Vec<Op>>,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a> Ctx<'a, '_> {
     pub fn worker_stats(&self) -> &'a crate::stats::WorkerStats {
         let srv: &'a Server = self.srv;
         &srv.stats.workers[self.client.worker]

@@ -22,7 +22,7 @@ fn save_cmd(ctx: &mut Ctx, _argv: &[&[u8]]) {
         return ctx.out.error(IN_PROGRESS);
     }
     p.saves.fetch_add(1, Relaxed);
-    match save::save_held(ctx.srv, &mut ctx.keys, 0) {
+    match save::save_held(ctx.srv, ctx.keys, 0) {
         Ok(()) => ctx.out.ok(),
         Err(_) => ctx.out.error("ERR"),
     }

@@ -69,7 +69,7 @@ fn flushall(ctx: &mut Ctx, argv: &[&[u8]]) {
     dispose(tables, background);
     if !crate::persist::rules::parse(&srv.config.get("save")).is_empty() {
         let pending = ctx.keys.changes.dirty();
-        let _ = crate::persist::save::save_held(srv, &mut ctx.keys, pending);
+        let _ = crate::persist::save::save_held(srv, ctx.keys, pending);
     }
     ctx.propagate.force = true;
     ctx.out.ok();
@@ -130,7 +130,7 @@ fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.error("ERR No shutdown in progress.");
     }
     // Every shard is held (the command's lock rule): nothing changes after the save.
-    if !shutdown::finish(ctx.srv, &mut ctx.keys, flags) {
+    if !shutdown::finish(ctx.srv, ctx.keys, flags) {
         return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     ctx.srv.shutting_down.store(true, Relaxed);

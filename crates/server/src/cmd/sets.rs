@@ -62,7 +62,7 @@ fn sadd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
     let lim = limits(ctx);
     let ev = Event::set("sadd");
-    let added = match coll::modify::<Set>(&mut ctx.keys, key, ev) {
+    let added = match coll::modify::<Set>(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             let s = coll::get_mut::<Set>(&mut e);
@@ -77,7 +77,7 @@ fn sadd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let added = added.unwrap_or_else(|| {
         let mut s = Set::for_first(argv[2]);
         let added = argv[2..].iter().filter(|m| s.insert(m, &lim)).count();
-        coll::insert(&mut ctx.keys, key, s, ev);
+        coll::insert(ctx.keys, key, s, ev);
         added
     });
     if added > 1 {
@@ -88,7 +88,7 @@ fn sadd(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn srem(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let (removed, empty) = match coll::modify::<Set>(&mut ctx.keys, key, Event::set("srem")) {
+    let (removed, empty) = match coll::modify::<Set>(ctx.keys, key, Event::set("srem")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(mut e)) => {
@@ -110,7 +110,7 @@ fn srem(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
     }
     if removed > 1 {
         ctx.keys.add_dirty(removed - 1);
@@ -119,7 +119,7 @@ fn srem(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn sismember(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(s) => ctx
             .out
@@ -128,7 +128,7 @@ fn sismember(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn smismember(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(s) => {
             ctx.out.array(argv.len() - 2);
@@ -140,14 +140,14 @@ fn smismember(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn scard(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(s) => ctx.out.int(s.map_or(0, |s| s.len() as i64)),
     }
 }
 
 fn smembers(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.set(0),
         Ok(Some(s)) => reply_set(ctx.out, s),
@@ -161,7 +161,7 @@ fn srandmember(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() == 3 {
         return srandmember_count(ctx, argv);
     }
-    match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.null(),
         Ok(Some(s)) => match s.random(&mut rand::thread_rng()) {
@@ -201,7 +201,7 @@ fn srandmember_count(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(n) => n,
     };
     let (count, uniq) = (l.unsigned_abs(), l >= 0);
-    let s = match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    let s = match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(s)) => s,
@@ -241,7 +241,7 @@ fn spop(ctx: &mut Ctx, argv: &[&[u8]]) {
         return spop_count(ctx, argv);
     }
     let key = argv[1];
-    let (member, empty) = match coll::modify::<Set>(&mut ctx.keys, key, Event::set("spop")) {
+    let (member, empty) = match coll::modify::<Set>(ctx.keys, key, Event::set("spop")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.null(),
         Ok(Some(mut e)) => {
@@ -255,7 +255,7 @@ fn spop(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
     }
     ctx.propagate.replace(&[b"SREM", key, &member]);
     ctx.out.bulk(&member);
@@ -268,7 +268,7 @@ fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(n) if n >= 0 => n as u64,
         _ => return ctx.out.error(NOT_POSITIVE),
     };
-    let mut e = match coll::modify::<Set>(&mut ctx.keys, key, Event::set("spop")) {
+    let mut e = match coll::modify::<Set>(ctx.keys, key, Event::set("spop")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.set(0),
         Ok(Some(e)) => e,
@@ -282,7 +282,7 @@ fn spop_count(ctx: &mut Ctx, argv: &[&[u8]]) {
     if count >= size {
         reply_set(ctx.out, coll::get_mut::<Set>(&mut e));
         drop(e);
-        coll::delete_empty(&mut ctx.keys, key);
+        coll::delete_empty(ctx.keys, key);
         ctx.keys.add_dirty(size.saturating_sub(1));
         let del = crate::propagate::deletion(ctx.srv, "lazyfree-lazy-server-del");
         ctx.propagate.replace(&[del, key]);
@@ -326,11 +326,11 @@ fn propagate_srem(p: &mut crate::propagate::PropagateAs, key: &[u8], batch: &mut
 fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (src, dst, member) = (argv[1], argv[2], argv[3]);
     // Redis looks both keys up for writing, then checks their types.
-    let src_exists = match coll::peek::<Set>(&mut ctx.keys, src) {
+    let src_exists = match coll::peek::<Set>(ctx.keys, src) {
         Err(e) => Err(e),
         Ok(s) => Ok(s.is_some()),
     };
-    let dst_state = coll::peek::<Set>(&mut ctx.keys, dst).map(|s| s.is_some());
+    let dst_state = coll::peek::<Set>(ctx.keys, dst).map(|s| s.is_some());
     let src_exists = match src_exists {
         Ok(false) => return ctx.out.int(0),
         Ok(true) => true,
@@ -342,11 +342,11 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     debug_assert!(src_exists);
     if src == dst {
-        let found = coll::peek::<Set>(&mut ctx.keys, src)
-            .is_ok_and(|s| s.is_some_and(|s| s.contains(member)));
+        let found =
+            coll::peek::<Set>(ctx.keys, src).is_ok_and(|s| s.is_some_and(|s| s.contains(member)));
         return ctx.out.int(i64::from(found));
     }
-    let empty = match coll::modify::<Set>(&mut ctx.keys, src, Event::set("srem")) {
+    let empty = match coll::modify::<Set>(ctx.keys, src, Event::set("srem")) {
         Ok(Some(mut e)) => {
             let s = coll::get_mut::<Set>(&mut e);
             if !s.remove(member) {
@@ -359,12 +359,12 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
         _ => return ctx.out.int(0),
     };
     if empty {
-        coll::delete_empty(&mut ctx.keys, src);
+        coll::delete_empty(ctx.keys, src);
     }
     let lim = limits(ctx);
     let ev = Event::set("sadd");
     if dst_exists {
-        if let Ok(Some(mut e)) = coll::modify::<Set>(&mut ctx.keys, dst, ev) {
+        if let Ok(Some(mut e)) = coll::modify::<Set>(ctx.keys, dst, ev) {
             if coll::get_mut::<Set>(&mut e).insert(member, &lim) {
                 e.mark_changed();
             }
@@ -372,7 +372,7 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
     } else {
         let mut s = Set::for_first(member);
         s.insert(member, &lim);
-        coll::insert(&mut ctx.keys, dst, s, ev);
+        coll::insert(ctx.keys, dst, s, ev);
     }
     ctx.out.int(1);
 }
@@ -381,13 +381,13 @@ fn smove(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// each one's length, or None if absent; Err(WRONGTYPE) at the first key of another type.
 fn lookup_all(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<usize>>, &'static str> {
     keys.iter()
-        .map(|k| coll::read::<Set>(&mut ctx.keys, k).map(|s| s.map(Set::len)))
+        .map(|k| coll::read::<Set>(ctx.keys, k).map(|s| s.map(Set::len)))
         .collect()
 }
 
 /// The members of the set at `key` (already looked up) as owned bytes.
 fn members_of(ctx: &mut Ctx, key: &[u8]) -> Vec<Vec<u8>> {
-    match coll::peek::<Set>(&mut ctx.keys, key) {
+    match coll::peek::<Set>(ctx.keys, key) {
         Ok(Some(s)) => s.iter().map(Elem::to_vec).collect(),
         _ => Vec::new(),
     }
@@ -395,7 +395,7 @@ fn members_of(ctx: &mut Ctx, key: &[u8]) -> Vec<Vec<u8>> {
 
 /// Keep the candidates that are (or, with `keep_if == false`, are not) in the set at `key`.
 fn filter_by(ctx: &mut Ctx, key: &[u8], cands: &mut Vec<Vec<u8>>, keep_if: bool) {
-    if let Ok(Some(s)) = coll::peek::<Set>(&mut ctx.keys, key) {
+    if let Ok(Some(s)) = coll::peek::<Set>(ctx.keys, key) {
         cands.retain(|m| s.contains(m) == keep_if);
     } else if keep_if {
         cands.clear();
@@ -440,7 +440,7 @@ fn build_set(members: &[Vec<u8>], lim: &Limits) -> Set {
 fn store(ctx: &mut Ctx, dst: &[u8], result: Set, event: &'static str) {
     let n = result.len();
     if n > 0 {
-        coll::insert(&mut ctx.keys, dst, result, Event::set(event));
+        coll::insert(ctx.keys, dst, result, Event::set(event));
     } else {
         ctx.keys.remove(dst, Event::DEL);
     }
@@ -513,7 +513,7 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
             if lens[j].is_none() {
                 continue;
             }
-            if let Ok(Some(s)) = coll::peek::<Set>(&mut ctx.keys, k) {
+            if let Ok(Some(s)) = coll::peek::<Set>(ctx.keys, k) {
                 for e in s.iter() {
                     out.insert(e.as_bytes(&mut buf), &lim);
                 }
@@ -547,7 +547,7 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
     let mut out = build_set(&cands, &lim);
     if algo_two && !out.is_empty() {
         let first_fits =
-            matches!(coll::peek::<Set>(&mut ctx.keys, keys[0]), Ok(Some(s)) if s.fits_intset(&lim));
+            matches!(coll::peek::<Set>(ctx.keys, keys[0]), Ok(Some(s)) if s.fits_intset(&lim));
         if !first_fits {
             out.convert_to_table();
         }
@@ -590,7 +590,7 @@ fn sscan(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(c) => c,
         Err(e) => return ctx.out.error(e),
     };
-    let s = match coll::read::<Set>(&mut ctx.keys, argv[1]) {
+    let s = match coll::read::<Set>(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return super::scan_args::reply_empty(ctx.out),
         Ok(Some(s)) => s,

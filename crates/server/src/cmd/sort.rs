@@ -167,13 +167,13 @@ fn run(ctx: &mut Ctx, argv: &[&[u8]], readonly: bool) {
         Err(e) => return ctx.out.error(e),
     };
     let mut v = Vector::default();
-    let (start, end) = match load(&mut ctx.keys, argv[1], &mut o, &mut v) {
+    let (start, end) = match load(ctx.keys, argv[1], &mut o, &mut v) {
         Ok(range) => range,
         Err(e) => return ctx.out.error(e),
     };
     let mut name = Vec::new();
     if !o.dontsort {
-        let converted = weigh(&mut ctx.keys, &o, &mut v, &mut name);
+        let converted = weigh(ctx.keys, &o, &mut v, &mut name);
         order(&o, &mut v, start, end);
         if !converted {
             return ctx.out.error(NOT_DOUBLE);
@@ -217,7 +217,7 @@ fn run(ctx: &mut Ctx, argv: &[&[u8]], readonly: bool) {
                     list.push(elem, false);
                 }
                 for g in &o.gets {
-                    g.apply(&mut ctx.keys, elem, &mut name, |found| match found {
+                    g.apply(ctx.keys, elem, &mut name, |found| match found {
                         None => list.push(b"", false),
                         Some(Found::Bytes(b)) => list.push(b, false),
                         Some(Found::Int(n)) => list.push(fmt_int(n, &mut [0; 20]), false),
@@ -225,7 +225,7 @@ fn run(ctx: &mut Ctx, argv: &[&[u8]], readonly: bool) {
                 }
             }
             if outputlen > 0 {
-                coll::insert(&mut ctx.keys, dst, list, Event::list("sortstore"));
+                coll::insert(ctx.keys, dst, list, Event::list("sortstore"));
                 ctx.keys.add_dirty(outputlen as u64 - 1);
             } else {
                 ctx.keys.remove(dst, Event::DEL);

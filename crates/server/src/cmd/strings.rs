@@ -60,7 +60,7 @@ fn reply_str(out: &mut ReplyBuf, s: StrRef<'_>) {
 
 /// Reply with the string at `key` (GET semantics). Returns false on WRONGTYPE.
 fn reply_get(ctx: &mut Ctx, key: &[u8]) -> bool {
-    match read_str(&mut ctx.keys, key) {
+    match read_str(ctx.keys, key) {
         Ok(Some(s)) => {
             reply_str(ctx.out, s);
             true
@@ -270,7 +270,7 @@ fn getset(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn getdel(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let found = match read_str(&mut ctx.keys, key) {
+    let found = match read_str(ctx.keys, key) {
         Ok(Some(s)) => {
             reply_str(ctx.out, s);
             true
@@ -295,7 +295,7 @@ fn getex(ctx: &mut Ctx, argv: &[&[u8]]) {
     let now = ctx.keys.now();
     let key = argv[1];
     // Redis looks the key up (null / WRONGTYPE) before it validates the expire time.
-    match read_str(&mut ctx.keys, key) {
+    match read_str(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.null(),
         Ok(Some(_)) => {}
@@ -345,7 +345,7 @@ fn mget(ctx: &mut Ctx, argv: &[&[u8]]) {
     let keys = &argv[1..];
     ctx.out.array(keys.len());
     for k in keys {
-        match read_str(&mut ctx.keys, k) {
+        match read_str(ctx.keys, k) {
             Ok(Some(s)) => reply_str(ctx.out, s),
             _ => ctx.out.null(),
         }
@@ -414,7 +414,7 @@ fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (key, extra) = (argv[1], argv[2]);
     let ev = Event::string("append");
     let max = max_bulk(ctx);
-    let appended = match modify_str(&mut ctx.keys, key, ev) {
+    let appended = match modify_str(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => None,
         Ok(Some(mut e)) => {
@@ -435,7 +435,7 @@ fn append(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn strlen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match read_str(&mut ctx.keys, argv[1]) {
+    match read_str(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(s)) => ctx.out.int(s.len() as i64),
@@ -444,7 +444,7 @@ fn strlen(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     // One lookup: update in place when the key exists, insert only when it does not.
-    let updated = match modify_str(&mut ctx.keys, key, INCRBY) {
+    let updated = match modify_str(ctx.keys, key, INCRBY) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             let cur = match e.value().as_str() {
@@ -496,7 +496,7 @@ fn decrby(ctx: &mut Ctx, argv: &[&[u8]]) {
 fn incrbyfloat(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
     let ev = Event::string("incrbyfloat");
-    let cur = match modify_str(&mut ctx.keys, key, ev) {
+    let cur = match modify_str(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => Some(LongDouble::from_i64(0)),
         Ok(Some(e)) => match e.value().as_str() {
@@ -535,7 +535,7 @@ fn getrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         (Ok(s), Ok(e)) => (s, e),
         _ => return ctx.out.error(NOT_INT),
     };
-    let s = match read_str(&mut ctx.keys, argv[1]) {
+    let s = match read_str(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.bulk(b""),
         Ok(Some(s)) => s.to_bytes(),
@@ -567,7 +567,7 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     let ev = Event::string("setrange");
     let fits = check_len(ctx, offset, value.len() as i64).is_ok();
-    let found = match modify_str(&mut ctx.keys, key, ev) {
+    let found = match modify_str(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(found) => found.is_some(),
     };
@@ -584,7 +584,7 @@ fn setrange(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.keys.insert(key, StrRef::Raw(&data), NO_EXPIRE, ev);
         return ctx.out.int(len as i64);
     }
-    match modify_str(&mut ctx.keys, key, ev) {
+    match modify_str(ctx.keys, key, ev) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(mut e)) => {
@@ -664,7 +664,7 @@ fn lcs_walk(a: &[u8], b: &[u8], table: &[u32], minmatchlen: i64) -> (Vec<u8>, Ve
 fn lcs(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (a, b) = {
         let mut get =
-            |k: &[u8]| read_str(&mut ctx.keys, k).map(|s| s.map(|s| s.to_bytes().into_owned()));
+            |k: &[u8]| read_str(ctx.keys, k).map(|s| s.map(|s| s.to_bytes().into_owned()));
         match (get(argv[1]), get(argv[2])) {
             (Ok(a), Ok(b)) => (a.unwrap_or_default(), b.unwrap_or_default()),
             _ => {

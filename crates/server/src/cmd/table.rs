@@ -5,6 +5,7 @@
 //! Redis's "unknown command" error, never a placeholder reply.
 
 use super::keyspec::{self, BeginSearch, FindKeys, GetKeysProc, KeyRef, KeySpec};
+use super::name_index::NameIndex;
 use super::Handler;
 use crate::stats::CmdCounters;
 use serde_json::Value as Json;
@@ -273,9 +274,9 @@ impl CommandDef {
 }
 
 pub struct CommandTable {
-    /// By lowercase name; looked up for every command, so a fast hasher (foldhash).
-    /// Lowercase name bytes -> the command (looked up without a UTF-8 check).
-    by_name: HashMap<Box<[u8]>, Arc<CommandDef>, foldhash::fast::RandomState>,
+    /// By name, in any case; looked up for every command (no UTF-8 check, no lowercase
+    /// copy).
+    by_name: NameIndex<Arc<CommandDef>>,
     /// Every command and subcommand, by id.
     pub all: Vec<Arc<CommandDef>>,
 }
@@ -413,7 +414,7 @@ impl CommandTable {
     pub fn with_handlers(handlers: HashMap<&'static str, Handler>, workers: usize) -> CommandTable {
         let doc: Json = serde_json::from_str(COMMANDS_JSON).expect("embedded command JSON");
         let mut all = Vec::new();
-        let mut by_name = HashMap::with_hasher(foldhash::fast::RandomState::default());
+        let mut by_name = Vec::new();
         let obj = doc.as_object().expect("object");
         let mut names: Vec<&String> = obj.keys().collect();
         names.sort();
@@ -463,22 +464,17 @@ impl CommandTable {
                 workers,
             ));
             all.push(def.clone());
-            by_name.insert(name.clone().into_bytes().into_boxed_slice(), def);
+            by_name.push((name.clone().into_bytes().into_boxed_slice(), def));
         }
-        CommandTable { by_name, all }
+        CommandTable {
+            by_name: NameIndex::new(by_name),
+            all,
+        }
     }
 
     /// Look up a top-level command by name (any case).
     pub fn get(&self, name: &[u8]) -> Option<&Arc<CommandDef>> {
-        let mut buf = [0u8; 32];
-        if name.len() <= buf.len() {
-            for (d, s) in buf.iter_mut().zip(name) {
-                *d = s.to_ascii_lowercase();
-            }
-            self.by_name.get(&buf[..name.len()])
-        } else {
-            None
-        }
+        self.by_name.get(name)
     }
 
     /// Redis's lookupCommand: the subcommand when the command is a container and an

@@ -149,7 +149,8 @@ fn run(
             }
         }
     };
-    let Some(mut keys) = keys else {
+    let mut held = keys;
+    let Some(keys) = held.as_mut() else {
         if blocked.is_none() && handoff.get() {
             return crate::offload::submit(srv, client, out, argv);
         }
@@ -164,13 +165,14 @@ fn run(
         && !cmd.flags.loading
         && client.id != crate::persist::aof::load::AOF_CLIENT_ID
     {
-        drop(keys);
+        drop(held); // the locks go before the reply
         cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
         client.flag_transaction();
         return reply_error(srv, client.worker, out, LOADING_ERR);
     }
-    if may_offload && crate::offload::wanted(srv, cmd, argv, &mut keys) {
-        drop(keys);
+    if may_offload && crate::offload::wanted(srv, cmd, argv, keys) {
+        // The pool takes the locks again itself.
+        drop(held);
         return crate::offload::submit(srv, client, out, argv);
     }
     let mut ctx = Ctx {
@@ -270,10 +272,14 @@ fn check<'t>(
         }
         return None;
     }
-    if !replaying && (is_write(srv, client, cmd, argv) || cmd.name == "ping") {
+    // (Whether writes are denied is two loads; whether this command writes can take a
+    // script's flags or a transaction's queue, so it is asked only then.)
+    if !replaying {
         if let Some(msg) = crate::persist::writes_denied(srv) {
-            rejected(client, out, &msg);
-            return None;
+            if is_write(srv, client, cmd, argv) || cmd.name == "ping" {
+                rejected(client, out, &msg);
+                return None;
+            }
         }
     }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {

@@ -23,14 +23,22 @@ pub const PART_KEEP: usize = 1024;
 /// Buffers up to this capacity go back to the worker; larger ones stay with their
 /// connection until it is idle (then they are freed).
 pub const KEEP: usize = 64 * 1024;
-/// Reply buffers a worker keeps: the connections of one loop iteration hold theirs until
-/// the iteration's replies are written (`Conn::flush_deferred`), then give them back.
-const SPARE_OUTS: usize = 16;
+/// Reply buffers a worker keeps, by their total capacity: the connections of one loop
+/// iteration hold theirs until the iteration's replies are written
+/// (`Conn::flush_deferred`), then give them back. Enough for a few hundred connections'
+/// pipelines of small replies, so a busy iteration reuses grown buffers instead of
+/// growing new ones from nothing.
+const SPARE_OUT_BYTES: usize = 1024 * 1024;
+/// A reply buffer made when none is spare starts with this much room (a pipeline of small
+/// replies then fits without growing it step by step).
+const FRESH_OUT: usize = 1024;
 
 #[derive(Default)]
 pub struct Spare {
     read: Vec<u8>,
     outs: Vec<Vec<u8>>,
+    /// The total capacity of `outs`.
+    out_bytes: usize,
     /// Argument ranges of the command being parsed (cleared by every parse).
     pub ranges: Vec<Range<usize>>,
 }
@@ -47,7 +55,13 @@ impl Spare {
 
     /// An empty reply buffer (keeps its capacity; none when the worker has none spare).
     pub fn take_out(&mut self) -> Vec<u8> {
-        self.outs.pop().unwrap_or_default()
+        match self.outs.pop() {
+            Some(v) => {
+                self.out_bytes -= v.capacity();
+                v
+            }
+            None => Vec::with_capacity(FRESH_OUT),
+        }
     }
 
     /// A read buffer whose bytes are all consumed. Freed when the worker already has
@@ -60,8 +74,9 @@ impl Spare {
 
     /// A reply buffer whose bytes are all written (freed when the worker keeps enough).
     pub fn give_out(&mut self, mut v: Vec<u8>) {
-        if self.outs.len() < SPARE_OUTS {
+        if self.out_bytes + v.capacity() <= SPARE_OUT_BYTES {
             v.clear();
+            self.out_bytes += v.capacity();
             self.outs.push(v);
         }
     }

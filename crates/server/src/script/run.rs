@@ -293,7 +293,7 @@ fn script_error(out: &mut ReplyBuf, err: &Value, target: &Target) {
 }
 
 /// What a run publishes for its `redis.call`s: the command context and the run.
-type Shared<'c, 'a, 's> = (&'c mut Ctx<'a>, Run<'s>);
+type Shared<'c, 'a, 'k, 's> = (&'c mut Ctx<'a, 'k>, Run<'s>);
 
 /// What a `redis.call` leaves for its C function ([`super::call_c`]) to push: plain
 /// data. The bytes it points to are the run's (its reply buffer or its failure text) and
@@ -547,7 +547,7 @@ fn hold_keys(
         RUN.with(|r| r.handle.set_held(keys.scope(), keys.held_shards()));
     };
     if ctx.keys.try_extend(&plan) {
-        held(&ctx.keys);
+        held(ctx.keys);
         return Ok(());
     }
     if !run.wrote && run.may_restart {
@@ -575,7 +575,7 @@ fn hold_keys(
             std::thread::sleep(Duration::from_micros(50));
         }
         if ctx.keys.try_extend(&plan) {
-            held(&ctx.keys);
+            held(ctx.keys);
             return Ok(());
         }
     }

@@ -173,7 +173,7 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
         })?;
         Ok((id, trim(s, &a)))
     };
-    let existing = match coll::modify::<Stream>(&mut ctx.keys, key, ev("xadd")) {
+    let existing = match coll::modify::<Stream>(ctx.keys, key, ev("xadd")) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             let s = coll::get_mut::<Stream>(&mut e);
@@ -201,7 +201,7 @@ pub fn xadd(ctx: &mut Ctx, argv: &[&[u8]]) {
             if a.approx {
                 propagate_exact_trim(&mut ctx.propagate, &a, &s);
             }
-            coll::insert(&mut ctx.keys, key, s, ev("xadd"));
+            coll::insert(ctx.keys, key, s, ev("xadd"));
             r
         }
     };
@@ -222,7 +222,7 @@ pub fn xtrim(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => return ctx.out.error(e),
     };
     let key = argv[1];
-    let mut e = match coll::modify::<Stream>(&mut ctx.keys, key, ev("xtrim")) {
+    let mut e = match coll::modify::<Stream>(ctx.keys, key, ev("xtrim")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(e)) => e,

@@ -57,7 +57,7 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     }
     let (key, group) = (argv[2], argv[3]);
-    let existing = match coll::modify::<Stream>(&mut ctx.keys, key, engine::Event::NONE) {
+    let existing = match coll::modify::<Stream>(ctx.keys, key, engine::Event::NONE) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             let s = coll::get_mut::<Stream>(&mut e);
@@ -100,7 +100,7 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
                 let mut s = Stream::new();
                 s.create_group(group, id, entries_read);
                 // MKSTREAM: a new key is signalled as modified, as in Redis.
-                coll::insert(&mut ctx.keys, key, s, ev("xgroup-create"));
+                coll::insert(ctx.keys, key, s, ev("xgroup-create"));
                 true
             }
             Some(_) => with_stream(ctx, key, group_ev("xgroup-create"), |s| {
@@ -168,7 +168,7 @@ fn with_stream(
     event: engine::Event,
     f: impl FnOnce(&mut Stream) -> bool,
 ) -> bool {
-    match coll::modify::<Stream>(&mut ctx.keys, key, event) {
+    match coll::modify::<Stream>(ctx.keys, key, event) {
         Ok(Some(mut e)) => {
             let changed = f(coll::get_mut::<Stream>(&mut e));
             if changed {
@@ -182,7 +182,7 @@ fn with_stream(
 
 /// XACK key group id [id ...]
 pub fn xack(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let mut e = match read_for_update(&mut ctx.keys, argv[1]) {
+    let mut e = match read_for_update(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(e)) => e,

@@ -31,7 +31,7 @@ pub fn xinfo(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     let key = argv[2];
     let now = ctx.keys.now();
-    let s = match coll::read::<Stream>(&mut ctx.keys, key) {
+    let s = match coll::read::<Stream>(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.error(NO_SUCH_KEY),
         Ok(Some(s)) => s,

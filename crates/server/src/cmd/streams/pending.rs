@@ -47,7 +47,7 @@ pub fn xpending(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     let (key, group) = (argv[1], argv[2]);
     let now = ctx.keys.now();
-    let g = match coll::read::<Stream>(&mut ctx.keys, key) {
+    let g = match coll::read::<Stream>(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(s) => match s.and_then(|s| s.group(group)) {
             Some(g) => g,
@@ -253,7 +253,7 @@ fn claim_one(
 /// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
 pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (key, group, consumer) = (argv[1], argv[2], argv[3]);
-    match coll::read::<Stream>(&mut ctx.keys, key) {
+    match coll::read::<Stream>(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(s) if s.and_then(|s| s.group(group)).is_none() => {
             return ctx.out.error(&no_group(key, group, ""))
@@ -290,7 +290,7 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
         count: o.retry,
         justid: o.justid,
     };
-    let mut e = match coll::modify::<Stream>(&mut ctx.keys, key, engine::Event::NONE) {
+    let mut e = match coll::modify::<Stream>(ctx.keys, key, engine::Event::NONE) {
         Ok(Some(e)) => e,
         _ => return ctx.out.error(&no_group(key, group, "")),
     };
@@ -400,7 +400,7 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
         j += 1;
     }
     let now = ctx.keys.now();
-    let mut e = match read_for_update(&mut ctx.keys, key) {
+    let mut e = match read_for_update(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(e)) => e,
         Ok(None) => return ctx.out.error(&no_group(key, group, "")),

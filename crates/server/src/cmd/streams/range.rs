@@ -42,7 +42,7 @@ fn range(ctx: &mut Ctx, argv: &[&[u8]], rev: bool) {
             return ctx.out.error(SYNTAX_ERR);
         }
     }
-    let s = match coll::read::<Stream>(&mut ctx.keys, argv[1]) {
+    let s = match coll::read::<Stream>(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(s)) => s,
@@ -55,7 +55,7 @@ fn range(ctx: &mut Ctx, argv: &[&[u8]], rev: bool) {
 }
 
 pub fn xlen(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match coll::read::<Stream>(&mut ctx.keys, argv[1]) {
+    match coll::read::<Stream>(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(s) => ctx.out.int(s.map_or(0, |s| s.len() as i64)),
     }
@@ -63,7 +63,7 @@ pub fn xlen(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 pub fn xdel(ctx: &mut Ctx, argv: &[&[u8]]) {
     let key = argv[1];
-    let mut e = match coll::modify::<Stream>(&mut ctx.keys, key, ev("xdel")) {
+    let mut e = match coll::modify::<Stream>(ctx.keys, key, ev("xdel")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.int(0),
         Ok(Some(e)) => e,
@@ -116,7 +116,7 @@ pub fn xsetid(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         i += 2;
     }
-    let mut e = match coll::modify::<Stream>(&mut ctx.keys, argv[1], ev("xsetid")) {
+    let mut e = match coll::modify::<Stream>(ctx.keys, argv[1], ev("xsetid")) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.error(NO_SUCH_KEY),
         Ok(Some(e)) => e,

@@ -161,7 +161,7 @@ fn read(ctx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) {
 fn resolve(ctx: &mut Ctx, a: &ReadArgs) -> Result<Vec<Option<StreamId>>, String> {
     let mut after = Vec::with_capacity(a.keys.len());
     for (key, id) in a.keys.iter().zip(&a.ids) {
-        let s = coll::read::<Stream>(&mut ctx.keys, key)?;
+        let s = coll::read::<Stream>(ctx.keys, key)?;
         if let Some((group, _)) = a.group {
             if s.and_then(|s| s.group(group)).is_none() {
                 return Err(no_group(key, group, " in XREADGROUP with GROUP option"));
@@ -210,7 +210,7 @@ pub fn serve_group(
     let mut props = Vec::new();
     let mut found = 0u64;
     for (key, gt) in keys.iter().zip(after) {
-        let Ok(Some(mut e)) = read_for_update(&mut ctx.keys, key) else {
+        let Ok(Some(mut e)) = read_for_update(ctx.keys, key) else {
             continue;
         };
         let s = coll::get_mut::<Stream>(&mut e);
@@ -412,7 +412,7 @@ pub fn serve(ctx: &mut Ctx, keys: &[&[u8]], after: &[StreamId], count: usize) ->
     let mut body = ReplyBuf::new(ctx.out.proto);
     let mut found = 0;
     for (key, gt) in keys.iter().zip(after) {
-        let Ok(Some(s)) = coll::read::<Stream>(&mut ctx.keys, key) else {
+        let Ok(Some(s)) = coll::read::<Stream>(ctx.keys, key) else {
             continue;
         };
         if s.edge_id(false).is_none_or(|top| top <= *gt) {

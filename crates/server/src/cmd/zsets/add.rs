@@ -117,7 +117,7 @@ fn zadd_generic(ctx: &mut Ctx, argv: &[&[u8]], mut f: Flags) {
     let l = limits(ctx);
     let ev = Event::zset(if f.incr { "zincr" } else { "zadd" });
     let mut c = Counts::default();
-    let existed = match coll::modify::<ZSet>(&mut ctx.keys, key, ev) {
+    let existed = match coll::modify::<ZSet>(ctx.keys, key, ev) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(mut e)) => {
             c = run(coll::get_mut::<ZSet>(&mut e), rest, &scores, f, &l);
@@ -135,7 +135,7 @@ fn zadd_generic(ctx: &mut Ctx, argv: &[&[u8]], mut f: Flags) {
         let mut z = ZSet::for_first(rest[1].len(), &l);
         c = run(&mut z, rest, &scores, f, &l);
         if !z.is_empty() {
-            coll::insert(&mut ctx.keys, key, z, ev);
+            coll::insert(ctx.keys, key, z, ev);
         }
     }
     if c.nan {
@@ -211,7 +211,7 @@ pub fn zincrby(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 pub fn zrem(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let r = remove_with(&mut ctx.keys, argv[1], "zrem", |z| {
+    let r = remove_with(ctx.keys, argv[1], "zrem", |z| {
         let mut removed = 0;
         for m in &argv[2..] {
             if z.remove(m) {
@@ -230,14 +230,14 @@ pub fn zrem(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 pub fn zcard(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match read(&mut ctx.keys, argv[1]) {
+    match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(z) => ctx.out.int(z.map_or(0, |z| z.len() as i64)),
     }
 }
 
 pub fn zscore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match read(&mut ctx.keys, argv[1]) {
+    match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(z) => match z.and_then(|z| z.score(argv[2])) {
             Some(s) => reply_score(ctx.out, s),
@@ -247,7 +247,7 @@ pub fn zscore(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 pub fn zmscore(ctx: &mut Ctx, argv: &[&[u8]]) {
-    match read(&mut ctx.keys, argv[1]) {
+    match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(z) => {
             ctx.out.array(argv.len() - 2);

@@ -386,7 +386,7 @@ impl Interval {
 pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSet, event: &'static str) {
     let n = z.len();
     if n > 0 {
-        coll::insert(&mut ctx.keys, dst, z, Event::zset(event));
+        coll::insert(ctx.keys, dst, z, Event::zset(event));
     } else if ctx.keys.remove(dst, Event::DEL).is_none() {
         // Nothing stored, nothing deleted: nothing to propagate.
     }

@@ -60,12 +60,12 @@ fn zpop_generic(ctx: &mut Ctx, argv: &[&[u8]], max: bool) {
     let nested = ctx.out.resp3() && count.is_some();
     if count == Some(0) {
         // The type is still checked first, by a write lookup (no hit or miss counted).
-        return match coll::modify::<ZSet>(&mut ctx.keys, argv[1], Event::NONE) {
+        return match coll::modify::<ZSet>(ctx.keys, argv[1], Event::NONE) {
             Err(e) => ctx.out.error(e),
             Ok(_) => ctx.out.array(0),
         };
     }
-    match pop_members(&mut ctx.keys, argv[1], max, count.unwrap_or(1)) {
+    match pop_members(ctx.keys, argv[1], max, count.unwrap_or(1)) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.array(0),
         Ok(Some(popped)) => {
@@ -97,7 +97,7 @@ pub fn zmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     let (max, count) = (!m.first, m.count);
     for &key in &m.keys {
-        match pop_members(&mut ctx.keys, key, max, count) {
+        match pop_members(ctx.keys, key, max, count) {
             Err(e) => return ctx.out.error(e),
             Ok(None) => continue,
             Ok(Some(popped)) => {
@@ -116,7 +116,7 @@ pub fn zmpop(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 pub fn zrandmember(ctx: &mut Ctx, argv: &[&[u8]]) {
     if argv.len() < 3 {
-        return match read(&mut ctx.keys, argv[1]) {
+        return match read(ctx.keys, argv[1]) {
             Err(e) => ctx.out.error(e),
             Ok(None) => ctx.out.null(),
             Ok(Some(z)) => {
@@ -136,7 +136,7 @@ pub fn zrandmember(ctx: &mut Ctx, argv: &[&[u8]]) {
     if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
         return ctx.out.error("ERR value is out of range");
     }
-    let z = match read(&mut ctx.keys, argv[1]) {
+    let z = match read(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return ctx.out.array(0),
         Ok(Some(z)) => z,

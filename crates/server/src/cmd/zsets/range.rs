@@ -11,7 +11,7 @@ use engine::coll::ZSet;
 use resp::ReplyBuf;
 
 fn rank_generic(ctx: &mut Ctx, argv: &[&[u8]], rev: bool) {
-    match read(&mut ctx.keys, argv[1]) {
+    match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(z) => match z.and_then(|z| z.rank(argv[2]).map(|r| (r.0, z.len()))) {
             Some((r, n)) => ctx.out.int(if rev { n - 1 - r } else { r } as i64),
@@ -33,7 +33,7 @@ fn count_generic(ctx: &mut Ctx, argv: &[&[u8]], iv: Result<Interval, &'static st
         Ok(iv) => iv,
         Err(e) => return ctx.out.error(e),
     };
-    match read(&mut ctx.keys, argv[1]) {
+    match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
         Ok(Some(z)) => {
@@ -201,7 +201,7 @@ fn range_generic(
             Err(e) => return ctx.out.error(e),
         },
     };
-    let z = match read(&mut ctx.keys, argv[at]) {
+    let z = match read(ctx.keys, argv[at]) {
         Err(e) => return ctx.out.error(e),
         Ok(z) => z,
     };
@@ -277,7 +277,7 @@ fn remrange_generic(
         Ok(w) => w,
         Err(e) => return ctx.out.error(e),
     };
-    let r = remove_with(&mut ctx.keys, argv[1], ev, |z| {
+    let r = remove_with(ctx.keys, argv[1], ev, |z| {
         let bounds = match &what {
             Rem::Rank(s, en) => rank_bounds(*s, *en, z.len()),
             Rem::Iv(iv) => {

@@ -12,7 +12,7 @@ pub fn zscan(ctx: &mut Ctx, argv: &[&[u8]]) {
         Ok(c) => c,
         Err(e) => return ctx.out.error(e),
     };
-    let z = match read(&mut ctx.keys, argv[1]) {
+    let z = match read(ctx.keys, argv[1]) {
         Err(e) => return ctx.out.error(e),
         Ok(None) => return scan_args::reply_empty(ctx.out),
         Ok(Some(z)) => z,

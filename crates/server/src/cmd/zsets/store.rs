@@ -171,7 +171,7 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
             let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
             for &i in &order {
                 let w = weights[i];
-                let pairs = with_input(&mut ctx.keys, keys[i], |inp| inp.pairs());
+                let pairs = with_input(ctx.keys, keys[i], |inp| inp.pairs());
                 for (m, s) in pairs {
                     let mut v = w * s;
                     if v.is_nan() {
@@ -190,7 +190,7 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
         Op::Inter => {
             let first = order[0];
             let w0 = weights[first];
-            let mut cand: Vec<(Vec<u8>, f64)> = with_input(&mut ctx.keys, keys[first], |inp| {
+            let mut cand: Vec<(Vec<u8>, f64)> = with_input(ctx.keys, keys[first], |inp| {
                 inp.pairs()
                     .into_iter()
                     .map(|(m, s)| {
@@ -202,7 +202,7 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
             // The base set's own scores, for inputs naming the same key again.
             for &i in &order[1..] {
                 let w = weights[i];
-                with_input(&mut ctx.keys, keys[i], |inp| {
+                with_input(ctx.keys, keys[i], |inp| {
                     cand.retain_mut(|(m, t)| match inp.score(m) {
                         Some(s) => {
                             aggregate(t, s * w, aggr);
@@ -215,12 +215,12 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
             cand
         }
         Op::Diff => {
-            let mut cand = with_input(&mut ctx.keys, keys[0], |inp| inp.pairs());
+            let mut cand = with_input(ctx.keys, keys[0], |inp| inp.pairs());
             for &k in &keys[1..] {
                 if cand.is_empty() {
                     break;
                 }
-                with_input(&mut ctx.keys, k, |inp| {
+                with_input(ctx.keys, k, |inp| {
                     cand.retain(|(m, _)| inp.score(m).is_none());
                 });
             }
