@@ -1,5 +1,7 @@
-//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, HELP; and the
-//! `enable-debug-command` gate Redis applies to protected commands.
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, POPULATE, HELP;
+//! and the `enable-debug-command` gate Redis applies to protected commands.
+
+mod populate;
 
 use super::args::NO_SUCH_KEY;
 use super::help::{reply_help, subcommand_syntax_error};
@@ -164,6 +166,7 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.ok();
         }
         ("object", 3) => object(ctx, argv[2]),
+        ("populate", 3..=5) => populate::populate(ctx, argv),
         ("reload", _) => reload(ctx, &argv[2..]),
         ("loadaof", 2) => loadaof(ctx),
         ("propagation", 3) => propagation(ctx, argv[2]),

@@ -48,6 +48,8 @@ pub fn held_throughout(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize
     match cmd.lock {
         LockRule::WalkDb => p.whole_db(db),
         LockRule::WalkAll => p.all(),
+        // DEBUG POPULATE locks its keys a batch at a time outside a transaction.
+        LockRule::DebugObject if argv.len() > 2 && is(argv[1], "populate") => p.whole_db(db),
         _ => command(srv, cmd, argv, db, p),
     }
 }
