@@ -1,6 +1,8 @@
-//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, POPULATE, HELP;
-//! and the `enable-debug-command` gate Redis applies to protected commands.
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, POPULATE,
+//! DIGEST, DIGEST-VALUE, HELP; and the `enable-debug-command` gate Redis applies to
+//! protected commands.
 
+mod digest;
 mod populate;
 
 use super::args::NO_SUCH_KEY;
@@ -167,6 +169,8 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         ("object", 3) => object(ctx, argv[2]),
         ("populate", 3..=5) => populate::populate(ctx, argv),
+        ("digest", 2) => digest::dataset(ctx),
+        ("digest-value", _) => digest::values(ctx, &argv[2..]),
         ("reload", _) => reload(ctx, &argv[2..]),
         ("loadaof", 2) => loadaof(ctx),
         ("propagation", 3) => propagation(ctx, argv[2]),

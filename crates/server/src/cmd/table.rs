@@ -125,8 +125,9 @@ pub enum LockRule {
     /// Keys in the client's database and in a database named by an argument (MOVE,
     /// COPY ... DB n).
     CrossDb,
-    /// DEBUG OBJECT's key; every shard for DEBUG RELOAD; nothing up front for DEBUG
-    /// POPULATE (it locks its keys a batch at a time; the whole database inside EXEC).
+    /// DEBUG OBJECT's and DIGEST-VALUE's keys; every shard for DEBUG RELOAD; nothing up
+    /// front for DEBUG POPULATE (it locks its keys a batch at a time; the whole database
+    /// inside EXEC) and DIGEST (a walk of every database; every shard inside EXEC).
     DebugObject,
     /// Every argument after the name is a key (PFMERGE: its key specs name no key at all
     /// when it has no source, as in Redis, yet it writes its destination).

@@ -50,6 +50,8 @@ pub fn held_throughout(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize
         LockRule::WalkAll => p.all(),
         // DEBUG POPULATE locks its keys a batch at a time outside a transaction.
         LockRule::DebugObject if argv.len() > 2 && is(argv[1], "populate") => p.whole_db(db),
+        // DEBUG DIGEST walks every database a shard at a time outside a transaction.
+        LockRule::DebugObject if argv.len() == 2 && is(argv[1], "digest") => p.all(),
         _ => command(srv, cmd, argv, db, p),
     }
 }
@@ -95,6 +97,8 @@ fn command(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], db: usize, plan: &mut
         LockRule::DebugObject => {
             if argv.len() >= 3 && is(argv[1], "object") {
                 plan.key(ks, db, argv[2]);
+            } else if argv.len() >= 2 && is(argv[1], "digest-value") {
+                argv[2..].iter().for_each(|k| plan.key(ks, db, k));
             } else if is(argv[1], "reload") || is(argv[1], "loadaof") {
                 plan.all();
             }
