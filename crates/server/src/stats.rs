@@ -175,6 +175,9 @@ pub struct Stats {
     pub latency: LatencyMonitor,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the cron expires keys actively.
     pub active_expire: AtomicBool,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE payloads and RDB files are loaded
+    /// without checking their CRC64.
+    pub skip_checksum: AtomicBool,
     /// Time the cron spent in expiry cycles, µs (expire_cycle_cpu_milliseconds).
     pub expire_cycle_us: AtomicU64,
     /// The expiry cycles' running share of sampled keys found expired, an f64's bits
@@ -261,6 +264,7 @@ impl Stats {
             slowlog: SlowLog::default(),
             latency: LatencyMonitor::default(),
             active_expire: AtomicBool::new(true),
+            skip_checksum: AtomicBool::new(false),
             expire_cycle_us: AtomicU64::new(0),
             expired_stale: AtomicU64::new(0),
             expire_time_cap_reached: AtomicU64::new(0),

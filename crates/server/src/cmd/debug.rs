@@ -1,9 +1,10 @@
-//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, LOADAOF, CHANGE-REPL-ID, POPULATE,
-//! DIGEST, DIGEST-VALUE, HELP; and the `enable-debug-command` gate Redis applies to
-//! protected commands.
+//! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, OBJECT, RELOAD, LOADAOF,
+//! CHANGE-REPL-ID, POPULATE, DIGEST, DIGEST-VALUE, PROTOCOL, LOG, HELP; and the
+//! `enable-debug-command` gate Redis applies to protected commands.
 
 mod digest;
 mod populate;
+mod protocol;
 
 use super::args::NO_SUCH_KEY;
 use super::help::{reply_help, subcommand_syntax_error};
@@ -160,14 +161,16 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
             }
             ctx.out.ok();
         }
-        ("set-active-expire", 3) => {
-            ctx.srv
-                .stats
-                .active_expire
-                .store(super::args::c_atoi(argv[2]) != 0, Relaxed);
+        ("set-active-expire", 3) => set_flag(ctx, &ctx.srv.stats.active_expire, argv[2]),
+        ("set-skip-checksum-validation", 3) => set_flag(ctx, &ctx.srv.stats.skip_checksum, argv[2]),
+        ("object", 3) => object(ctx, argv[2]),
+        ("protocol", 3) => protocol::protocol(ctx, argv[2]),
+        ("log", 3) => {
+            // Read as a C string: up to its first NUL byte.
+            let msg = argv[2].split(|&b| b == 0).next().unwrap_or_default();
+            crate::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(msg)));
             ctx.out.ok();
         }
-        ("object", 3) => object(ctx, argv[2]),
         ("populate", 3..=5) => populate::populate(ctx, argv),
         ("digest", 2) => digest::dataset(ctx),
         ("digest-value", _) => digest::values(ctx, &argv[2..]),
@@ -181,6 +184,12 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         _ => subcommand_syntax_error(ctx, argv),
     }
+}
+
+/// A switch set as Redis sets it: `atoi(arg)`, non-zero is on.
+fn set_flag(ctx: &mut Ctx, flag: &std::sync::atomic::AtomicBool, arg: &[u8]) {
+    flag.store(super::args::c_atoi(arg) != 0, Relaxed);
+    ctx.out.ok();
 }
 
 /// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back,

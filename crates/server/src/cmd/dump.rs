@@ -91,7 +91,12 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
         r => r,
     };
     let payload = argv[3];
-    let value = if !rdb::verify_payload(payload, false) {
+    let skip_crc = ctx
+        .srv
+        .stats
+        .skip_checksum
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let value = if !rdb::verify_payload(payload, skip_crc) {
         Err(BAD_PAYLOAD)
     } else {
         rdb::load_payload_with(payload, &ctx.srv.config.hot.coll_limits()).map_err(|_| BAD_FORMAT)

@@ -173,7 +173,12 @@ fn function_restore(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     }
     let data = argv[2];
-    if !engine::rdb::verify_payload(data, false) {
+    let skip_crc = ctx
+        .srv
+        .stats
+        .skip_checksum
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if !engine::rdb::verify_payload(data, skip_crc) {
         return ctx
             .out
             .error("ERR DUMP payload version or checksum are wrong");
