@@ -137,3 +137,25 @@ def test_big_populate_leaves_other_clients_served(fresh_skein):
     assert done == [b"+OK\r\n"]
     assert c.call("DBSIZE") == b":200001\r\n"
     c.close()
+
+
+def test_populate_during_a_busy_script(fresh_redis, fresh_skein):
+    """A script past busy-reply-threshold holding the shard of a key to write: -BUSY, as
+    Redis answers (Skein answers so only when the script holds a shard POPULATE needs;
+    the asking connection is one of another worker, as in test_scripting)."""
+    from test_scripting import LOOP, busy_connection, start_script
+
+    seen = []
+    for srv in (fresh_redis(), fresh_skein(workers=2)):
+        setup = RawConn(srv.port)
+        setup.call("CONFIG", "SET", "busy-reply-threshold", "50")
+        candidates = [RawConn(srv.port) for _ in range(4)]
+        t, result = start_script(RawConn(srv.port), LOOP, "key:3")
+        admin, _ = busy_connection(candidates + [setup], "key:3")
+        steps = [admin.call("DEBUG", "POPULATE", "10"), admin.call("SCRIPT", "KILL")]
+        t.join(10)
+        steps += [result[0][:1], admin.call("DBSIZE")]
+        seen.append(steps)
+        admin.close()
+    assert seen[0] == seen[1]
+    assert seen[1][0].startswith(b"-BUSY")

@@ -56,14 +56,17 @@ pub fn populate(ctx: &mut Ctx, argv: &[&[u8]]) {
             let name = maker.name(n);
             maker.add(ctx, &name, n);
         }
-    } else {
-        in_chunks(ctx, &mut maker, count as u64);
+    } else if let Err(busy) = in_chunks(ctx, &mut maker, count as u64) {
+        return ctx.out.error(busy);
     }
     ctx.out.ok();
 }
 
-/// Write keys 0..count a [`CHUNK`] at a time, each round under its keys' shards.
-fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) {
+/// Write keys 0..count a [`CHUNK`] at a time, each round under its keys' shards. A round
+/// whose shards a script past busy-reply-threshold holds ends the command with -BUSY
+/// (what the dispatcher answers a command whose keys it holds) rather than waiting for
+/// the script with this worker.
+fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) -> Result<(), &'static str> {
     let srv = ctx.srv;
     let db = ctx.keys.db();
     let mut start = 0;
@@ -73,6 +76,12 @@ fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) {
         let mut plan = Plan::new();
         for name in &names {
             plan.key(&srv.keyspace, db, name);
+        }
+        let busy = &srv.scripts.busy;
+        if busy.active() {
+            if let Some(msg) = busy.blocking(&srv.keyspace, plan.scope(), plan.slots()) {
+                return Err(msg);
+            }
         }
         ctx.keys.relock(&mut plan);
         effects::prepare(srv, ctx.keys.changes);
@@ -87,9 +96,10 @@ fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) {
         }
         effects::consume(srv, ctx.client.worker, ctx.keys.changes, ops);
         ctx.keys.changes.clear();
+        ctx.keys.relock(&mut Plan::new());
         start = end;
     }
-    ctx.keys.relock(&mut Plan::new());
+    Ok(())
 }
 
 /// Builds the names and values debug.c writes.
