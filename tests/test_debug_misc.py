@@ -1,4 +1,4 @@
-"""DEBUG HELP, PROTOCOL, LOG and SET-SKIP-CHECKSUM-VALIDATION against redis-server
+"""DEBUG HELP, PROTOCOL, ERROR, LOG and SET-SKIP-CHECKSUM-VALIDATION against redis-server
 7.0.15, in RESP2 and RESP3."""
 import os
 
@@ -27,12 +27,20 @@ DEBUG PROTOCOL nosuch
 DEBUG PROTOCOL
 DEBUG PROTOCOL string extra
 @resp2 DEBUG PROTOCOL push
+DEBUG ERROR "foo\r\nbar"
+DEBUG ERROR ""
+DEBUG ERROR "lower case text"
+DEBUG ERROR "WRONGTYPE like a real one"
+DEBUG ERROR "a\x00b"
+DEBUG ERROR
+DEBUG ERROR a b
 DEBUG LOG "hello from the test"
 DEBUG LOG
 DEBUG NOSUCH
 MULTI
 DEBUG PROTOCOL map
 DEBUG PROTOCOL attrib
+DEBUG ERROR "in a transaction"
 EXEC
 """
 
@@ -89,3 +97,26 @@ def test_skip_checksum_validation(fresh_redis, fresh_skein):
         c.close()
     assert seen[0] == seen[1]
     assert seen[1][2] == b"+OK\r\n"
+
+
+def test_debug_error_is_not_counted(fresh_redis, fresh_skein):
+    """Redis sends DEBUG ERROR's text as a raw reply: no errorstats, no failed call."""
+    seen = []
+    for srv in (fresh_redis(), fresh_skein()):
+        c = RawConn(srv.port)
+        c.call("CONFIG", "RESETSTAT")
+        replies = [c.call("DEBUG", "ERROR", "ERR made up"), c.call("DEBUG", "ERROR", "x")]
+        c.call("MULTI")
+        c.call("DEBUG", "ERROR", "queued")
+        replies.append(c.call("EXEC"))
+        replies.append(c.call("DEBUG", "NOSUCH"))
+        replies.append(c.call("INFO", "errorstats"))
+        stats = c.call("INFO", "stats").decode()
+        replies.append([l for l in stats.split("\r\n") if l.startswith("total_error_replies")])
+        cmdstats = c.call("INFO", "commandstats").decode()
+        line = [l for l in cmdstats.split("\r\n") if l.startswith("cmdstat_debug:")][0]
+        replies.append([f for f in line.split(",") if "failed" in f])
+        seen.append(replies)
+        c.close()
+    assert seen[0] == seen[1]
+    assert seen[1][5] == ["total_error_replies:1"]

@@ -1,5 +1,5 @@
 //! DEBUG: SLEEP, SET-ACTIVE-EXPIRE, SET-SKIP-CHECKSUM-VALIDATION, OBJECT, RELOAD, LOADAOF,
-//! CHANGE-REPL-ID, POPULATE, DIGEST, DIGEST-VALUE, PROTOCOL, LOG, HELP; and the
+//! CHANGE-REPL-ID, POPULATE, DIGEST, DIGEST-VALUE, PROTOCOL, ERROR, LOG, HELP; and the
 //! `enable-debug-command` gate Redis applies to protected commands.
 
 mod digest;
@@ -164,6 +164,19 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         ("set-active-expire", 3) => set_flag(ctx, &ctx.srv.stats.active_expire, argv[2]),
         ("set-skip-checksum-validation", 3) => set_flag(ctx, &ctx.srv.stats.skip_checksum, argv[2]),
         ("object", 3) => object(ctx, argv[2]),
+        ("error", 3) => {
+            // The argument as the whole error line (no code added), CR and LF as spaces,
+            // sent raw: Redis counts it in no error statistics.
+            let mut line = Vec::with_capacity(argv[2].len() + 3);
+            line.push(b'-');
+            line.extend(argv[2].iter().map(|&b| match b {
+                b'\r' | b'\n' => b' ',
+                b => b,
+            }));
+            line.extend_from_slice(b"\r\n");
+            ctx.out.raw(&line);
+            ctx.client.uncounted_error = true;
+        }
         ("protocol", 3) => protocol::protocol(ctx, argv[2]),
         ("log", 3) => {
             // Read as a C string: up to its first NUL byte.

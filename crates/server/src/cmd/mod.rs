@@ -75,6 +75,9 @@ pub struct ClientState {
     pub worker: usize,
     /// Bit i set: argv[i] of the running command is shown as "(redacted)" (AUTH, HELLO).
     pub redacted: u64,
+    /// The running command's error reply is not one Redis counts (DEBUG ERROR writes its
+    /// text as a raw reply): the dispatcher counts no failure or error stat for it.
+    pub uncounted_error: bool,
     /// The client reads the propagation stream (DEBUG PROPAGATION START).
     pub propagation_reader: bool,
     /// Commands queued after MULTI.
@@ -107,6 +110,7 @@ impl ClientState {
             reply_mode: ReplyMode::On,
             worker,
             redacted: 0,
+            uncounted_error: false,
             propagation_reader: false,
             multi: None,
             watched: Vec::new(),

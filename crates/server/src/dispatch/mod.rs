@@ -351,7 +351,7 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
         crate::tracking::after_read(ctx, cmd, argv);
     }
     let c = &cmd.counters[worker];
-    if ctx.out.out.get(before) == Some(&b'-') {
+    if ctx.out.out.get(before) == Some(&b'-') && !std::mem::take(&mut ctx.client.uncounted_error) {
         c.failed.fetch_add(1, Relaxed);
         srv.stats.total_error_replies.fetch_add(1, Relaxed);
         srv.stats.workers[worker].count_error(&ctx.out.out[before + 1..]);
