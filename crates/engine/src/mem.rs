@@ -32,6 +32,23 @@ pub const fn size_class(size: usize) -> usize {
     (size + step - 1) & !(step - 1)
 }
 
+/// Room for `n` more bytes in `buf`, growing it to the size class jemalloc gives the exact
+/// request anyway: no more memory than an exact reservation takes (Redis reallocates its
+/// listpacks and intsets to their exact sizes and gets the same block), and the growth
+/// that still fits in that class needs no call into the allocator at all.
+pub fn reserve_in_class(buf: &mut Vec<u8>, n: usize) {
+    let want = buf.len() + n;
+    if want > buf.capacity() {
+        buf.reserve_exact(size_class(want) - buf.len());
+    }
+}
+
+/// Give back `buf`'s capacity past the size class of what it holds (no call into the
+/// allocator while it is already within that class).
+pub fn shrink_to_class(buf: &mut Vec<u8>) {
+    buf.shrink_to(size_class(buf.len()));
+}
+
 /// jemalloc's usable size for `size` bytes aligned to `align` (a power of two), as
 /// `nallocx(size, MALLOCX_ALIGN(align))` answers (sz_sa2u); for `align` at most 16 and
 /// not above `size` this is [`size_class`], which is what jemalloc gives without flags.

@@ -142,9 +142,11 @@ impl Intset {
         };
         let w = self.width();
         let n = self.len();
-        self.buf.reserve_exact(w);
+        crate::mem::reserve_in_class(&mut self.buf, w);
         let at = HEADER + pos * w;
-        self.buf.splice(at..at, std::iter::repeat_n(0, w));
+        let old_len = self.buf.len();
+        self.buf.resize(old_len + w, 0);
+        self.buf.copy_within(at..old_len, at + w);
         self.set_len(n + 1);
         self.put(pos, v);
         true
@@ -161,7 +163,7 @@ impl Intset {
                 let n = self.len();
                 let at = HEADER + pos * w;
                 self.buf.drain(at..at + w);
-                self.buf.shrink_to_fit();
+                crate::mem::shrink_to_class(&mut self.buf);
                 self.set_len(n - 1);
                 true
             }

@@ -434,8 +434,10 @@ impl Listpack {
     fn insert_encoded(&mut self, at: usize, enc: &Encoded) -> usize {
         let n = enc.entry_size();
         let count = self.len();
-        self.buf.reserve_exact(n);
-        self.buf.splice(at..at, std::iter::repeat_n(0, n));
+        self.room_for(n);
+        let old_len = self.buf.len();
+        self.buf.resize(old_len + n, 0);
+        self.buf.copy_within(at..old_len, at + n);
         enc.write(&mut self.buf[at..at + n]);
         self.set_total();
         self.set_count(count + 1);
@@ -454,7 +456,7 @@ impl Listpack {
             .clone()
             .fold((0, 0), |(b, n), i| (b + enc(i).entry_size(), n + 1));
         let count = self.len();
-        self.buf.reserve_exact(bytes);
+        self.room_for(bytes);
         self.buf.pop(); // the end marker, written back after the items
         for i in items {
             let e = enc(i);
@@ -492,7 +494,7 @@ impl Listpack {
             removed += 1;
         }
         self.buf.drain(at..end);
-        self.buf.shrink_to_fit();
+        self.fit();
         self.set_total();
         self.set_count(count - removed);
         (self.buf[at] != EOF).then_some(at)
@@ -514,7 +516,7 @@ impl Listpack {
         let n = enc.entry_size();
         if n != old_end - at {
             self.buf.splice(at..old_end, std::iter::repeat_n(0, n));
-            self.buf.shrink_to_fit();
+            self.fit();
             self.set_total();
         }
         enc.write(&mut self.buf[at..at + n]);
@@ -548,7 +550,15 @@ impl Listpack {
 
     /// Remove unused capacity.
     pub fn shrink(&mut self) {
-        self.buf.shrink_to_fit();
+        self.fit();
+    }
+
+    fn room_for(&mut self, n: usize) {
+        crate::mem::reserve_in_class(&mut self.buf, n);
+    }
+
+    fn fit(&mut self) {
+        crate::mem::shrink_to_class(&mut self.buf);
     }
 }
 
