@@ -317,6 +317,48 @@ def test_optin_optout(redis_server, skein_server):
     run_both(redis_server.port, skein_server.port, 3, steps)
 
 
+def test_caching_dropped_by_unknown_or_failed_commands(redis_server, skein_server):
+    """CLIENT CACHING holds for the next command unless that command is an existing CLIENT
+    subcommand (even one that fails): `CLIENT <unknown>`, `CLIENT` alone, an unknown
+    command and one that fails its arity check all drop it, as Redis's resetClient does
+    (c->cmd is NULL, or the container, whose proc is not clientCommand)."""
+
+    def steps(s):
+        for name, mode, set_it in (("i", "OPTIN", "yes"), ("o", "OPTOUT", "no")):
+            s.do(name, "CLIENT", "TRACKING", "on", mode)
+            for n, between in enumerate((
+                ["CLIENT", "NOSUCHSUB"],
+                ["CLIENT", "NOSUCHSUB", "arg"],
+                ["CLIENT"],
+                ["NOSUCHCOMMAND"],
+                ["GET"],
+                ["SET", "cf:x", "1", "BADOPTION"],
+                ["CLIENT", "CACHING"],  # exists, fails its arity check: kept
+                ["CLIENT", "KILL", "ID", "999999"],  # exists, fails: kept
+                ["CLIENT", "GETNAME"],
+            )):
+                s.do(name, "CLIENT", "CACHING", set_it)
+                s.do(name, *between)
+                s.do(name, "CLIENT", "TRACKINGINFO")
+                s.do(name, "GET", "cf:%s%d" % (name, n))
+            s.do("w", "MSET", *[a for n in range(9) for a in ("cf:%s%d" % (name, n), "1")])
+            s.log.append(("%s pushes" % name, [s.norm(r) for r in drain(s.conn(name))]))
+
+    run_both(redis_server.port, skein_server.port, 3, steps)
+
+
+def drain(conn):
+    """Replies already sent to `conn`: what is left after a PING (which gets its PONG
+    only after every push queued before it)."""
+    got = []
+    conn.send_raw(encode(["PING"]))
+    while True:
+        r = conn.read_reply()
+        if r == b"+PONG\r\n":
+            return got
+        got.append(r)
+
+
 def test_bcast(redis_server, skein_server):
     def steps(s):
         s.do("b", "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "bc:a", "PREFIX", "bc:b")

@@ -93,7 +93,7 @@ pub struct ClientState {
     /// Memory was over `maxmemory` with nothing left to evict when the running top-level
     /// command started (Redis's pre_command_oom_state): a script's first write fails.
     pub oom_at_start: bool,
-    /// The previous command was a CLIENT subcommand (CLIENT CACHING survives it).
+    /// The previous command was a CLIENT subcommand that exists (CLIENT CACHING survives it).
     pub prev_was_client: bool,
 }
 

@@ -158,13 +158,20 @@ pub fn before_command(srv: &Server, client: &mut ClientState, argv: &[&[u8]]) {
         return;
     }
     limit_table(srv);
-    let is_client = argv
-        .first()
-        .is_some_and(|a| a.eq_ignore_ascii_case(b"client"));
+    let is_client = is_client_subcommand(srv, argv);
     let prev_client = std::mem::replace(&mut client.prev_was_client, is_client);
     if !prev_client && !client.in_multi() && client.info.has(flag::TRACKING_CACHING) {
         client.info.set_flag(flag::TRACKING_CACHING, false);
     }
+}
+
+/// Does `argv` name a CLIENT subcommand that exists (Redis's `c->cmd->proc ==
+/// clientCommand`, whether the command then fails or not)? `CLIENT` alone (the container)
+/// and `CLIENT <unknown>` do not: after them a pending CLIENT CACHING is dropped.
+fn is_client_subcommand(srv: &Server, argv: &[&[u8]]) -> bool {
+    argv.len() >= 2
+        && argv[0].eq_ignore_ascii_case(b"client")
+        && srv.commands.lookup(argv).is_some()
 }
 
 /// Dispatcher hook, after a read-only command ran (its locks still held): remember its
