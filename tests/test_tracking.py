@@ -443,6 +443,37 @@ def test_broken_redirect(redis_server, skein_server):
     run_both(redis_server.port, skein_server.port, 2, steps)
 
 
+def test_redirect_killed_is_broken_at_once(fresh_redis, fresh_skein):
+    """CLIENT KILL of the redirect client and a write in the same pipeline: the
+    invalidation finds the redirect gone (Redis frees the killed client at once, and
+    sendTrackingMessage's lookupClientByID fails) even though Skein's worker (one, shared
+    by every connection here) has yet to close it: broken_redirect, and in RESP3 a
+    tracking-redir-broken push instead of a message lost in the dead client's inbox."""
+    rs, sk = fresh_redis(), fresh_skein(workers=1)
+
+    def steps(s):
+        r = s.cid("r")
+        s.cid("c")
+        for name in ("r", "c"):
+            s.conn(name).call("HELLO", "3")  # not logged: its reply holds the id
+        s.do("c", "CLIENT", "TRACKING", "on", "REDIRECT", str(r))
+        s.do("c", "GET", "bk:a")
+        s.do("c2", "CLIENT", "TRACKING", "on", "REDIRECT", str(r), "BCAST", "PREFIX", "bk:")
+        r_conn = s.conns.pop("r")  # kept open: the kill closes it
+        s.log.append(("kill and write", s.conn("w").pipeline(
+            [["CLIENT", "KILL", "ID", str(r)], ["SET", "bk:a", "1"]])))
+        assert s.log[-1][1][0] == b":1\r\n"
+        s.read("c")
+        s.flags("c")
+        s.do("c", "CLIENT", "TRACKINGINFO")
+        s.do("c2", "PING")
+        s.flags("c2")
+        s.do("c", "PING")
+        r_conn.close()
+
+    run_both(rs.port, sk.port, 2, steps)
+
+
 def test_info_counters(fresh_redis, fresh_skein):
     rs, sk = fresh_redis(), fresh_skein(workers=4)
 

@@ -37,6 +37,10 @@ pub mod flag {
     /// CLIENT CACHING YES (OPTIN) / NO (OPTOUT) for the next command.
     pub const TRACKING_CACHING: u32 = 1 << 14;
     pub const TRACKING_NOLOOP: u32 = 1 << 15;
+    /// Left the registry (CLIENT KILL, client eviction, its connection closing): no
+    /// longer found by id, as after Redis's freeClient, even while its worker has yet to
+    /// close it. Never shown.
+    pub const UNREGISTERED: u32 = 1 << 16;
 }
 
 /// Size Redis's reply buffer reports as one block (`obl` / `oll` in CLIENT LIST).
@@ -329,7 +333,11 @@ impl ClientRegistry {
     }
 
     pub fn remove(&self, id: u64) -> Option<Arc<ClientInfo>> {
-        self.clients.lock().remove(&id)
+        let c = self.clients.lock().remove(&id);
+        if let Some(c) = &c {
+            c.set_flag(flag::UNREGISTERED, true);
+        }
+        c
     }
 
     pub fn len(&self) -> usize {

@@ -554,8 +554,9 @@ impl Conn {
         if done && pending == 0 {
             return After::Close;
         }
-        let mut flags = self.state.info.flags.load(Relaxed);
-        let old = flags;
+        // Only these bits change here, atomically: other threads set others (a broken
+        // redirect, leaving the registry) at any time.
+        let (mut set, mut clear) = (0, 0);
         for (bit, on) in [
             (flag::WANT_WRITE, pending > 0),
             (flag::NO_READ, self.read_blocked || self.eof),
@@ -563,13 +564,17 @@ impl Conn {
             (flag::CLOSE_AFTER_REPLY, self.state.close_after_reply),
         ] {
             if on {
-                flags |= bit;
+                set |= bit;
             } else {
-                flags &= !bit;
+                clear |= bit;
             }
         }
-        if flags != old {
-            self.state.info.flags.store(flags, Relaxed);
+        let old = self.state.info.flags.load(Relaxed);
+        if old & set != set {
+            self.state.info.flags.fetch_or(set, Relaxed);
+        }
+        if old & clear != 0 {
+            self.state.info.flags.fetch_and(!clear, Relaxed);
         }
         let mut block_deadline = None;
         if let Some(w) = &self.state.blocked {

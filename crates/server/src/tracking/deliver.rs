@@ -94,6 +94,9 @@ pub fn send(target: &ClientInfo, m: &Message) {
         return;
     }
     let delivered = match target.tracking.redirect_client() {
+        // Killed, its worker yet to close it: gone all the same (Redis's
+        // lookupClientByID fails as soon as CLIENT KILL has freed it).
+        Some(r) if r.has(flag::UNREGISTERED) => false,
         Some(r) if resp3(&r) => push(&r, Delivery::Shared(m.push_frame())),
         Some(r) if r.has(flag::PUBSUB) => push(&r, Delivery::Shared(m.pubsub_frame())),
         // RESP2 and not in pub/sub mode: nothing it could be sent as.
