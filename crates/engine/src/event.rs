@@ -195,7 +195,8 @@ pub struct Changes {
     /// Events recorded (counted even when their keys are not kept).
     recorded: u64,
     /// Keep each event's key and name? Only counts are needed while nothing consumes
-    /// events one by one (no WATCH, notifications, hooks or propagation reader).
+    /// events one by one (no WATCH, notifications, tracking, blocked clients or
+    /// propagation reader).
     keep_events: bool,
 }
 

@@ -3,7 +3,6 @@
 use crate::clients::ClientRegistry;
 use crate::cmd::table::CommandTable;
 use crate::config::Config;
-use crate::dispatch::effects::Hooks;
 use crate::propagate::Propagation;
 use crate::stats::Stats;
 use crate::watch::Watches;
@@ -21,8 +20,6 @@ pub struct Server {
     pub watches: Watches,
     /// The ordered stream of propagated writes (AOF, replicas).
     pub propagation: Propagation,
-    /// Other subsystems' consumers of change events.
-    pub hooks: Hooks,
     /// Clients blocked on keys.
     pub blocking: crate::blocking::Blocking,
     /// Client-side caching (CLIENT TRACKING).
@@ -65,7 +62,6 @@ impl Server {
             stats: Stats::new(workers),
             watches: Watches::new(dbs),
             propagation: Propagation::new(workers + 1),
-            hooks: Hooks::default(),
             blocking: Default::default(),
             pubsub: crate::pubsub::Registry::default(),
             tracking: Default::default(),

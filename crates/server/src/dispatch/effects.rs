@@ -1,47 +1,14 @@
 //! The consumers of change events, fed from one place while the command still holds its
 //! locks: statistics (keyspace hits and misses, expired keys), the dirty counter, WATCH
-//! versions, keyspace notifications, hooks registered by other subsystems, and the propagation stream.
+//! versions, keyspace notifications, client-side caching, blocked clients, and the
+//! propagation stream, each called directly from [`consume`].
 
 use crate::cmd::table::CommandDef;
 use crate::cmd::Ctx;
 use crate::propagate::{deletion, encode, Op};
 use crate::server::Server;
 use engine::{Changes, Event};
-use parking_lot::RwLock;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// A consumer of change events registered by another subsystem (blocked-client wake-ups,
-/// client-side caching). It runs with the changed keys' shards
-/// held, on the thread that made the change: it must be quick and must not lock shards.
-pub type ChangeHook = Box<dyn Fn(&Server, &Changes) + Send + Sync>;
-
-/// The registered hooks (read only when at least one exists).
-#[derive(Default)]
-pub struct Hooks {
-    any: AtomicBool,
-    list: RwLock<Vec<ChangeHook>>,
-}
-
-impl Hooks {
-    pub fn register(&self, hook: ChangeHook) {
-        self.list.write().push(hook);
-        self.any.store(true, Relaxed);
-    }
-
-    /// Is any hook registered?
-    pub fn active(&self) -> bool {
-        self.any.load(Relaxed)
-    }
-
-    fn run(&self, srv: &Server, changes: &Changes) {
-        if !self.active() {
-            return;
-        }
-        for h in self.list.read().iter() {
-            h(srv, changes);
-        }
-    }
-}
+use std::sync::atomic::Ordering::Relaxed;
 
 /// After a command's handler: feed what it recorded to every consumer, and clear it.
 pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
@@ -119,14 +86,13 @@ pub fn prepare(srv: &Server, changes: &mut Changes) {
     changes.keep_events(events_wanted(srv));
 }
 
-/// Does anything consume change events one by one right now (WATCH, notifications,
-/// hooks, the propagation stream)? Asked with the command's locks held, so a WATCH that
+/// Does anything consume change events one by one right now (WATCH, notifications, the
+/// propagation stream, blocked clients, client-side caching)? Asked with the command's locks held, so a WATCH that
 /// counts itself in before reading a version under one of those locks is seen.
 pub fn events_wanted(srv: &Server) -> bool {
     let notify = srv.config.hot.notify_flags.load(Relaxed) as u16;
     srv.watches.active()
         || notify & (engine::event::class::KEYSPACE | engine::event::class::KEYEVENT) != 0
-        || srv.hooks.active()
         || srv.propagation.active()
         || srv.blocking.active()
         || srv.tracking.active()
@@ -173,7 +139,6 @@ pub fn consume(srv: &Server, writer: usize, changes: &Changes, ops: Vec<Op>) {
     }
     srv.watches.touch(changes);
     crate::notify::publish(srv, changes);
-    srv.hooks.run(srv, changes);
     crate::tracking::note_changes(srv, changes);
     crate::blocking::note_changes(srv, changes);
     srv.propagation.push(writer, ops);

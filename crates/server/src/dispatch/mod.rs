@@ -5,8 +5,8 @@
 //! 3. run the handler, which reads and writes keys only through the held shards
 //!    (`ctx.keys`), every write recording a change event;
 //! 4. hand the events to their consumers while the locks are still held ([`effects`]):
-//!    statistics, the dirty counter, WATCH versions, registered hooks, and the ordered
-//!    propagation stream;
+//!    statistics, the dirty counter, WATCH versions, notifications, client-side caching,
+//!    blocked clients, and the ordered propagation stream;
 //! 5. release the locks, then account for the call: command statistics, latency
 //!    histogram, slow log, latency monitor, MONITOR.
 

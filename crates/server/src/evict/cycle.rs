@@ -131,7 +131,7 @@ fn evict_next(
 }
 
 /// Delete one candidate as a change event: `evicted` (keyspace notification, WATCH,
-/// hooks), propagated as DEL (UNLINK with `lazyfree-lazy-eviction`). A candidate of a
+/// client-side caching), propagated as DEL (UNLINK with `lazyfree-lazy-eviction`). A candidate of a
 /// volatile policy that lost its TTL meanwhile is left alone. The value is freed after
 /// its shard is released, big ones in the background.
 fn delete(
