@@ -1,7 +1,9 @@
 //! Databases and the keyspace.
 
-use crate::shard::{Entry, Shard};
+use crate::shard::{Entry, Shard, TtlCount};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Bits of the hash that pick the shard (the table uses the low bits, hashbrown's tag the
 /// top seven, so the shard takes bits from the middle to keep them independent).
@@ -13,14 +15,24 @@ pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
 /// One database: a power-of-two array of shards.
 pub struct Db {
     pub(crate) shards: Box<[Mutex<Shard>]>,
+    /// Each shard's count of keys with a TTL, read without its lock.
+    ttl_counts: Box<[TtlCount]>,
+    /// How many of the shards hold keys with a TTL (kept by the counts above).
+    shards_with_ttl: Arc<AtomicUsize>,
     mask: u64,
 }
 
 impl Db {
     pub fn new(shards: usize) -> Db {
         let n = shards.next_power_of_two().clamp(1, 1 << 16);
+        let shards_with_ttl = Arc::default();
+        let shards: Box<[Mutex<Shard>]> = (0..n)
+            .map(|_| Mutex::new(Shard::in_db(&shards_with_ttl)))
+            .collect();
         Db {
-            shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
+            ttl_counts: shards.iter().map(|s| s.lock().ttl_count()).collect(),
+            shards_with_ttl,
+            shards,
             mask: (n - 1) as u64,
         }
     }
@@ -34,9 +46,15 @@ impl Db {
     }
 
     /// Does shard `i` hold keys with a TTL? (A glance for the expiry cycle, which skips
-    /// shards without any; the answer may be stale as soon as it is given.)
+    /// shards without any, without taking their locks; the answer may be stale as soon as
+    /// it is given.)
     pub fn shard_has_expires(&self, i: usize) -> bool {
-        self.shards[i].lock().expires_len() > 0
+        self.ttl_counts[i].get() > 0
+    }
+
+    /// Does any shard hold keys with a TTL? (As stale as [`Db::shard_has_expires`].)
+    pub fn has_expires(&self) -> bool {
+        self.shards_with_ttl.load(Relaxed) > 0
     }
 
     /// Room for `keys` more keys, spread evenly over the shards (RESIZEDB when loading a

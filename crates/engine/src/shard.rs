@@ -5,6 +5,8 @@ use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rand::Rng;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Hash the way the whole keyspace does; the same key always gets the same hash in one
 /// process (shard choice, table slot and SCAN order all derive from it).
@@ -17,8 +19,106 @@ pub fn hash_key(key: &[u8]) -> u64 {
         .hash_one(key)
 }
 
-/// The keys of a shard that carry a TTL.
-pub(crate) type Expires = IndexSet<Box<[u8]>, foldhash::fast::FixedState>;
+/// The keys of a shard that carry a TTL, with their count published for readers that do
+/// not hold the shard's lock ([`TtlCount`]). Reads go to the set itself (`Deref`); every
+/// change goes through a method here, which publishes the new count.
+#[derive(Default)]
+pub(crate) struct Expires {
+    keys: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
+    count: TtlCount,
+}
+
+/// How many keys of a shard carry a TTL, readable without its lock (the database keeps a
+/// clone of each shard's), and how many shards of its database have any: the expiry cycle
+/// skips a database, or a shard, with none without locking anything. Stored with every
+/// change of the shard's TTL index, under the shard's lock (so exact: one writer at a
+/// time); the database's count changes only when the shard's goes from or to 0. A reader
+/// may see either a moment late.
+#[derive(Clone, Default)]
+pub struct TtlCount {
+    keys: Arc<AtomicUsize>,
+    db_shards: Arc<AtomicUsize>,
+}
+
+impl TtlCount {
+    /// A count for a shard of the database whose shards with TTL keys are `db_shards`.
+    pub(crate) fn in_db(db_shards: &Arc<AtomicUsize>) -> TtlCount {
+        TtlCount {
+            keys: Arc::default(),
+            db_shards: db_shards.clone(),
+        }
+    }
+
+    #[inline]
+    pub fn get(&self) -> usize {
+        self.keys.load(Relaxed)
+    }
+
+    /// Called by the shard's lock holder only: no other writer, so a load and a store.
+    #[inline]
+    fn set(&self, n: usize) {
+        let old = self.keys.load(Relaxed);
+        if old == n {
+            return;
+        }
+        self.keys.store(n, Relaxed);
+        if old == 0 {
+            self.db_shards.fetch_add(1, Relaxed);
+        } else if n == 0 {
+            self.db_shards.fetch_sub(1, Relaxed);
+        }
+    }
+}
+
+impl std::ops::Deref for Expires {
+    type Target = IndexSet<Box<[u8]>, foldhash::fast::FixedState>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.keys
+    }
+}
+
+impl Expires {
+    #[inline]
+    fn publish(&self) {
+        self.count.set(self.keys.len());
+    }
+
+    pub(crate) fn insert(&mut self, key: Box<[u8]>) -> bool {
+        let added = self.keys.insert(key);
+        self.publish();
+        added
+    }
+
+    pub(crate) fn swap_remove(&mut self, key: &[u8]) -> bool {
+        let removed = self.keys.swap_remove(key);
+        self.publish();
+        removed
+    }
+
+    fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
+        let key = self.keys.swap_remove_index(i);
+        self.publish();
+        key
+    }
+
+    fn swap_indices(&mut self, a: usize, b: usize) {
+        self.keys.swap_indices(a, b);
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.publish();
+    }
+
+    /// Exchange the keys with `other`, each keeping its own count (which stays with its
+    /// place in its database).
+    fn swap_keys(&mut self, other: &mut Expires) {
+        std::mem::swap(&mut self.keys, &mut other.keys);
+        self.publish();
+        other.publish();
+    }
+}
 
 /// What [`Shard::lookup`] found.
 pub(crate) enum Lookup<'a> {
@@ -75,6 +175,22 @@ impl Shard {
 
     pub fn expires_len(&self) -> usize {
         self.expires.len()
+    }
+
+    /// An empty shard of a database whose count of shards with TTL keys is `db_shards`.
+    pub(crate) fn in_db(db_shards: &Arc<AtomicUsize>) -> Shard {
+        Shard {
+            expires: Expires {
+                count: TtlCount::in_db(db_shards),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The published count of keys with a TTL (a clone: it reads the same atomic).
+    pub(crate) fn ttl_count(&self) -> TtlCount {
+        self.expires.count.clone()
     }
 
     /// Bytes of the shard's tables (MEMORY STATS): the key table's slots, and the TTL
@@ -172,9 +288,12 @@ impl Shard {
         std::mem::take(&mut self.table)
     }
 
-    /// Swap contents with another shard (SWAPDB).
+    /// Swap contents with another shard (SWAPDB); each keeps its published TTL count,
+    /// which its database reads for this place.
     pub(crate) fn swap(&mut self, other: &mut Shard) {
-        std::mem::swap(self, other);
+        std::mem::swap(&mut self.table, &mut other.table);
+        self.expires.swap_keys(&mut other.expires);
+        std::mem::swap(&mut self.expire_cursor, &mut other.expire_cursor);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
@@ -352,5 +471,63 @@ mod tests {
         assert_eq!((s.len(), s.expires_len()), (26, 25));
         // The next sweep starts over and finds nothing more to delete.
         assert_eq!(s.expire_sample(100, 500, |_, e| drop(e)), (25, 0, true));
+    }
+}
+
+#[cfg(test)]
+mod ttl_count_tests {
+    use super::*;
+    use crate::value::StrRef;
+
+    fn put(s: &mut Shard, k: &[u8], expire: i64) {
+        s.insert(hash_key(k), k, StrRef::encode(b"v"), expire);
+    }
+
+    /// The published counts follow every change of the TTL index, the database's count of
+    /// shards with TTL keys only its shards' moves from and to 0.
+    #[test]
+    fn counts_follow_the_ttl_index() {
+        let db = Arc::new(AtomicUsize::new(0));
+        let (mut s, mut t) = (Shard::in_db(&db), Shard::in_db(&db));
+        let (cs, ct) = (s.ttl_count(), t.ttl_count());
+        let check = |s: &Shard, c: &TtlCount, shards: usize| {
+            assert_eq!(c.get(), s.expires_len());
+            assert_eq!(db.load(Relaxed), shards);
+        };
+        put(&mut s, b"plain", NO_EXPIRE);
+        check(&s, &cs, 0);
+        put(&mut s, b"a", 100);
+        put(&mut s, b"b", 100);
+        put(&mut s, b"c", 1_000);
+        check(&s, &cs, 1);
+        put(&mut s, b"c", NO_EXPIRE); // replaced without a TTL
+        check(&s, &cs, 1);
+        s.set_expire(hash_key(b"plain"), b"plain", 1_000);
+        s.set_expire(hash_key(b"plain"), b"plain", NO_EXPIRE);
+        check(&s, &cs, 1);
+        s.remove(hash_key(b"b"), b"b");
+        check(&s, &cs, 1);
+        assert!(matches!(
+            s.lookup(hash_key(b"a"), b"a", 100),
+            Lookup::Expired(_)
+        ));
+        check(&s, &cs, 0);
+        put(&mut s, b"d", 10);
+        put(&mut s, b"e", 10);
+        put(&mut t, b"x", 1_000);
+        check(&s, &cs, 2);
+        // SWAPDB: the contents move, each place keeps its count.
+        s.swap(&mut t);
+        check(&s, &cs, 2);
+        check(&t, &ct, 2);
+        assert_eq!((cs.get(), ct.get()), (1, 2));
+        t.expire_sample(100, 500, drop_entry);
+        check(&t, &ct, 1);
+        s.take_all();
+        check(&s, &cs, 0);
+    }
+
+    fn drop_entry(_: u64, e: Entry) {
+        drop(e)
     }
 }

@@ -113,6 +113,11 @@ fn expire_cycle(
         let d = cur.db;
         cur.db = (d + 1) % dbs.len();
         let db = &dbs[d];
+        if !db.has_expires() {
+            // Nothing to sample (the pass below would sweep every shard, finding none,
+            // and leave the cursor where it is): no shard is locked.
+            continue;
+        }
         let n = db.shard_count();
         // Shards swept to their end in this cycle: at most the whole database once.
         let mut passed = 0;
