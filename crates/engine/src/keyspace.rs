@@ -1,8 +1,8 @@
 //! Databases and the keyspace.
 
-use crate::shard::{Entry, Shard, TtlCount};
+use crate::shard::{Entry, Shard};
+use crate::ttl_map::TtlMap;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Bits of the hash that pick the shard (the table uses the low bits, hashbrown's tag the
@@ -15,24 +15,20 @@ pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
 /// One database: a power-of-two array of shards.
 pub struct Db {
     pub(crate) shards: Box<[Mutex<Shard>]>,
-    /// Each shard's count of keys with a TTL, read without its lock.
-    ttl_counts: Box<[TtlCount]>,
-    /// How many of the shards hold keys with a TTL (kept by the counts above).
-    shards_with_ttl: Arc<AtomicUsize>,
+    /// Which shards hold keys with a TTL, read without their locks.
+    ttl_map: Arc<TtlMap>,
     mask: u64,
 }
 
 impl Db {
     pub fn new(shards: usize) -> Db {
         let n = shards.next_power_of_two().clamp(1, 1 << 16);
-        let shards_with_ttl = Arc::default();
-        let shards: Box<[Mutex<Shard>]> = (0..n)
-            .map(|_| Mutex::new(Shard::in_db(&shards_with_ttl)))
-            .collect();
+        let ttl_map = Arc::new(TtlMap::new(n));
         Db {
-            ttl_counts: shards.iter().map(|s| s.lock().ttl_count()).collect(),
-            shards_with_ttl,
-            shards,
+            shards: (0..n)
+                .map(|i| Mutex::new(Shard::in_db(&ttl_map, i)))
+                .collect(),
+            ttl_map,
             mask: (n - 1) as u64,
         }
     }
@@ -49,12 +45,12 @@ impl Db {
     /// shards without any, without taking their locks; the answer may be stale as soon as
     /// it is given.)
     pub fn shard_has_expires(&self, i: usize) -> bool {
-        self.ttl_counts[i].get() > 0
+        self.ttl_map.has(i)
     }
 
     /// Does any shard hold keys with a TTL? (As stale as [`Db::shard_has_expires`].)
     pub fn has_expires(&self) -> bool {
-        self.shards_with_ttl.load(Relaxed) > 0
+        self.ttl_map.any()
     }
 
     /// Room for `keys` more keys, spread evenly over the shards (RESIZEDB when loading a

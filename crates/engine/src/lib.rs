@@ -16,6 +16,7 @@ pub mod rdb;
 pub mod release;
 pub mod shard;
 pub mod snapshot;
+pub mod ttl_map;
 pub mod value;
 
 pub use clock::{begin_batch, lru_clock, now_ms, wall_ms};

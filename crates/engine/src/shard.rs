@@ -1,11 +1,11 @@
 //! One shard: a hash table of entries plus the keys that carry a TTL.
 
 pub use crate::entry::{Entry, NO_EXPIRE};
+use crate::ttl_map::{TtlMap, TtlSlot};
 use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rand::Rng;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Hash the way the whole keyspace does; the same key always gets the same hash in one
@@ -19,55 +19,13 @@ pub fn hash_key(key: &[u8]) -> u64 {
         .hash_one(key)
 }
 
-/// The keys of a shard that carry a TTL, with their count published for readers that do
-/// not hold the shard's lock ([`TtlCount`]). Reads go to the set itself (`Deref`); every
-/// change goes through a method here, which publishes the new count.
+/// The keys of a shard that carry a TTL. Reads go to the set itself (`Deref`); every
+/// change goes through a method here, which sets the shard's bit in its database's
+/// [`crate::ttl_map::TtlMap`] when the set goes from or to empty.
 #[derive(Default)]
 pub(crate) struct Expires {
     keys: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
-    count: TtlCount,
-}
-
-/// How many keys of a shard carry a TTL, readable without its lock (the database keeps a
-/// clone of each shard's), and how many shards of its database have any: the expiry cycle
-/// skips a database, or a shard, with none without locking anything. Stored with every
-/// change of the shard's TTL index, under the shard's lock (so exact: one writer at a
-/// time); the database's count changes only when the shard's goes from or to 0. A reader
-/// may see either a moment late.
-#[derive(Clone, Default)]
-pub struct TtlCount {
-    keys: Arc<AtomicUsize>,
-    db_shards: Arc<AtomicUsize>,
-}
-
-impl TtlCount {
-    /// A count for a shard of the database whose shards with TTL keys are `db_shards`.
-    pub(crate) fn in_db(db_shards: &Arc<AtomicUsize>) -> TtlCount {
-        TtlCount {
-            keys: Arc::default(),
-            db_shards: db_shards.clone(),
-        }
-    }
-
-    #[inline]
-    pub fn get(&self) -> usize {
-        self.keys.load(Relaxed)
-    }
-
-    /// Called by the shard's lock holder only: no other writer, so a load and a store.
-    #[inline]
-    fn set(&self, n: usize) {
-        let old = self.keys.load(Relaxed);
-        if old == n {
-            return;
-        }
-        self.keys.store(n, Relaxed);
-        if old == 0 {
-            self.db_shards.fetch_add(1, Relaxed);
-        } else if n == 0 {
-            self.db_shards.fetch_sub(1, Relaxed);
-        }
-    }
+    slot: TtlSlot,
 }
 
 impl std::ops::Deref for Expires {
@@ -79,26 +37,27 @@ impl std::ops::Deref for Expires {
 }
 
 impl Expires {
-    #[inline]
-    fn publish(&self) {
-        self.count.set(self.keys.len());
-    }
-
     pub(crate) fn insert(&mut self, key: Box<[u8]>) -> bool {
         let added = self.keys.insert(key);
-        self.publish();
+        if added && self.keys.len() == 1 {
+            self.slot.set(true);
+        }
         added
     }
 
     pub(crate) fn swap_remove(&mut self, key: &[u8]) -> bool {
         let removed = self.keys.swap_remove(key);
-        self.publish();
+        if removed && self.keys.is_empty() {
+            self.slot.set(false);
+        }
         removed
     }
 
     fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
         let key = self.keys.swap_remove_index(i);
-        self.publish();
+        if key.is_some() && self.keys.is_empty() {
+            self.slot.set(false);
+        }
         key
     }
 
@@ -107,16 +66,17 @@ impl Expires {
     }
 
     fn clear(&mut self) {
-        self.keys.clear();
-        self.publish();
+        if !self.keys.is_empty() {
+            self.keys.clear();
+            self.slot.set(false);
+        }
     }
 
-    /// Exchange the keys with `other`, each keeping its own count (which stays with its
-    /// place in its database).
+    /// Exchange the keys with `other`, each keeping its place (its bit) in its database.
     fn swap_keys(&mut self, other: &mut Expires) {
         std::mem::swap(&mut self.keys, &mut other.keys);
-        self.publish();
-        other.publish();
+        self.slot.set(!self.keys.is_empty());
+        other.slot.set(!other.keys.is_empty());
     }
 }
 
@@ -177,20 +137,15 @@ impl Shard {
         self.expires.len()
     }
 
-    /// An empty shard of a database whose count of shards with TTL keys is `db_shards`.
-    pub(crate) fn in_db(db_shards: &Arc<AtomicUsize>) -> Shard {
+    /// An empty shard, shard `index` of the database whose [`TtlMap`] is `map`.
+    pub(crate) fn in_db(map: &Arc<TtlMap>, index: usize) -> Shard {
         Shard {
             expires: Expires {
-                count: TtlCount::in_db(db_shards),
+                slot: TtlSlot::new(map, index),
                 ..Default::default()
             },
             ..Default::default()
         }
-    }
-
-    /// The published count of keys with a TTL (a clone: it reads the same atomic).
-    pub(crate) fn ttl_count(&self) -> TtlCount {
-        self.expires.count.clone()
     }
 
     /// Bytes of the shard's tables (MEMORY STATS): the key table's slots, and the TTL
@@ -288,8 +243,8 @@ impl Shard {
         std::mem::take(&mut self.table)
     }
 
-    /// Swap contents with another shard (SWAPDB); each keeps its published TTL count,
-    /// which its database reads for this place.
+    /// Swap contents with another shard (SWAPDB); each keeps its place (its bit) in its
+    /// database's [`TtlMap`].
     pub(crate) fn swap(&mut self, other: &mut Shard) {
         std::mem::swap(&mut self.table, &mut other.table);
         self.expires.swap_keys(&mut other.expires);
@@ -475,7 +430,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod ttl_count_tests {
+mod ttl_map_tests {
     use super::*;
     use crate::value::StrRef;
 
@@ -483,51 +438,47 @@ mod ttl_count_tests {
         s.insert(hash_key(k), k, StrRef::encode(b"v"), expire);
     }
 
-    /// The published counts follow every change of the TTL index, the database's count of
-    /// shards with TTL keys only its shards' moves from and to 0.
+    /// A shard's bit follows its TTL index through every change: set while it holds keys.
     #[test]
-    fn counts_follow_the_ttl_index() {
-        let db = Arc::new(AtomicUsize::new(0));
-        let (mut s, mut t) = (Shard::in_db(&db), Shard::in_db(&db));
-        let (cs, ct) = (s.ttl_count(), t.ttl_count());
-        let check = |s: &Shard, c: &TtlCount, shards: usize| {
-            assert_eq!(c.get(), s.expires_len());
-            assert_eq!(db.load(Relaxed), shards);
-        };
+    fn bits_follow_the_ttl_index() {
+        let map = Arc::new(TtlMap::new(2));
+        let (mut s, mut t) = (Shard::in_db(&map, 0), Shard::in_db(&map, 1));
+        let check = |s: &Shard, i: usize| assert_eq!(map.has(i), s.expires_len() > 0);
         put(&mut s, b"plain", NO_EXPIRE);
-        check(&s, &cs, 0);
+        check(&s, 0);
+        assert!(!map.any());
         put(&mut s, b"a", 100);
         put(&mut s, b"b", 100);
         put(&mut s, b"c", 1_000);
-        check(&s, &cs, 1);
+        check(&s, 0);
         put(&mut s, b"c", NO_EXPIRE); // replaced without a TTL
-        check(&s, &cs, 1);
         s.set_expire(hash_key(b"plain"), b"plain", 1_000);
         s.set_expire(hash_key(b"plain"), b"plain", NO_EXPIRE);
-        check(&s, &cs, 1);
         s.remove(hash_key(b"b"), b"b");
-        check(&s, &cs, 1);
+        check(&s, 0);
         assert!(matches!(
             s.lookup(hash_key(b"a"), b"a", 100),
             Lookup::Expired(_)
         ));
-        check(&s, &cs, 0);
+        check(&s, 0);
+        assert!(!map.any());
         put(&mut s, b"d", 10);
         put(&mut s, b"e", 10);
         put(&mut t, b"x", 1_000);
-        check(&s, &cs, 2);
-        // SWAPDB: the contents move, each place keeps its count.
-        s.swap(&mut t);
-        check(&s, &cs, 2);
-        check(&t, &ct, 2);
-        assert_eq!((cs.get(), ct.get()), (1, 2));
-        t.expire_sample(100, 500, drop_entry);
-        check(&t, &ct, 1);
-        s.take_all();
-        check(&s, &cs, 0);
-    }
-
-    fn drop_entry(_: u64, e: Entry) {
-        drop(e)
+        check(&s, 0);
+        check(&t, 1);
+        // SWAPDB: the contents move, each place keeps its bit.
+        let mut u = Shard::default();
+        s.swap(&mut u);
+        check(&s, 0);
+        assert!(!map.has(0) && map.has(1));
+        s.swap(&mut u);
+        check(&s, 0);
+        s.expire_sample(100, 500, |_, e| drop(e));
+        check(&s, 0);
+        assert!(!map.has(0));
+        t.take_all();
+        check(&t, 1);
+        assert!(!map.any());
     }
 }

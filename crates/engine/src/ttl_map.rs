@@ -1,0 +1,96 @@
+//! Which shards of a database hold keys with a TTL, readable without any shard lock: one
+//! bit per shard, so the active expiry cycle skips a database, or a shard, with none
+//! without locking it.
+//!
+//! A shard's TTL index ([`crate::shard`]'s `Expires`) sets or clears its bit when it goes
+//! from or to empty, under the shard's lock (one writer per bit at a time, so the bit is
+//! exact); a reader may see it a moment late, and the cycle then finds the shard on its
+//! next pass.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// One database's bits (shard `i` is bit `i % 64` of word `i / 64`).
+pub struct TtlMap {
+    words: Box<[AtomicU64]>,
+}
+
+impl TtlMap {
+    pub fn new(shards: usize) -> TtlMap {
+        TtlMap {
+            words: (0..shards.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
+    }
+
+    /// Does shard `i` hold keys with a TTL?
+    #[inline]
+    pub fn has(&self, i: usize) -> bool {
+        self.words
+            .get(i / 64)
+            .is_some_and(|w| w.load(Relaxed) & (1 << (i % 64)) != 0)
+    }
+
+    /// Does any shard?
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| w.load(Relaxed) != 0)
+    }
+
+    fn set(&self, i: usize, on: bool) {
+        let Some(w) = self.words.get(i / 64) else {
+            return;
+        };
+        let bit = 1 << (i % 64);
+        if on {
+            w.fetch_or(bit, Relaxed);
+        } else {
+            w.fetch_and(!bit, Relaxed);
+        }
+    }
+}
+
+/// A shard's place in its database's [`TtlMap`] (none: a shard of its own, in tests and
+/// file writers).
+#[derive(Clone, Default)]
+pub(crate) struct TtlSlot {
+    map: Option<Arc<TtlMap>>,
+    index: u32,
+}
+
+impl TtlSlot {
+    pub(crate) fn new(map: &Arc<TtlMap>, index: usize) -> TtlSlot {
+        TtlSlot {
+            map: Some(map.clone()),
+            index: index as u32,
+        }
+    }
+
+    /// The shard's TTL index is now empty (`false`) or not.
+    #[inline]
+    pub(crate) fn set(&self, has_keys: bool) {
+        if let Some(m) = &self.map {
+            m.set(self.index as usize, has_keys);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits() {
+        let m = Arc::new(TtlMap::new(130));
+        assert!(!m.any());
+        let (a, b) = (TtlSlot::new(&m, 3), TtlSlot::new(&m, 129));
+        a.set(true);
+        b.set(true);
+        assert!(m.has(3) && m.has(129) && !m.has(4) && !m.has(64) && !m.has(1000));
+        a.set(false);
+        assert!(!m.has(3) && m.any());
+        b.set(false);
+        assert!(!m.any());
+        TtlSlot::default().set(true);
+    }
+}
