@@ -40,6 +40,8 @@ use std::sync::Arc;
 
 /// Start listeners, workers and the cron thread; returns once the server has stopped.
 pub fn run(srv: Arc<Server>) -> Result<(), String> {
+    // Start-up memory (Redis's initial_memory_usage): before any data is loaded.
+    srv.stats.note_memory(memory::used_memory());
     srv.persist.attach(Arc::downgrade(&srv));
     srv.metrics.attach(Arc::downgrade(&srv));
     srv.offload.attach(Arc::downgrade(&srv));
