@@ -3,7 +3,6 @@
 //! versions, keyspace notifications, client-side caching, blocked clients, and the
 //! propagation stream, each called directly from [`consume`].
 
-use crate::cmd::table::CommandDef;
 use crate::cmd::Ctx;
 use crate::propagate::{deletion, encode, Op};
 use crate::server::Server;
@@ -11,7 +10,7 @@ use engine::{Changes, Event};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// After a command's handler: feed what it recorded to every consumer, and clear it.
-pub fn apply(ctx: &mut Ctx, _cmd: &CommandDef, argv: &[&[u8]]) {
+pub fn apply(ctx: &mut Ctx, argv: &[&[u8]]) {
     let srv = ctx.srv;
     let changes = &ctx.keys.changes;
     if changes.is_empty() && !ctx.propagate.force {

@@ -345,7 +345,7 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
         ));
     }
     let elapsed = start.elapsed();
-    effects::apply(ctx, cmd, argv);
+    effects::apply(ctx, argv);
     if cmd.flags.readonly {
         // Client-side caching remembers the keys read, their locks still held.
         crate::tracking::after_read(ctx, cmd, argv);

@@ -56,7 +56,7 @@ pub fn populate(ctx: &mut Ctx, argv: &[&[u8]]) {
             let name = maker.name(n);
             maker.add(ctx, &name, n);
         }
-    } else if let Err(busy) = in_chunks(ctx, &mut maker, count as u64) {
+    } else if let Err(busy) = in_chunks(ctx, argv, &mut maker, count as u64) {
         return ctx.out.error(busy);
     }
     ctx.out.ok();
@@ -66,7 +66,12 @@ pub fn populate(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// whose shards a script past busy-reply-threshold holds ends the command with -BUSY
 /// (what the dispatcher answers a command whose keys it holds) rather than waiting for
 /// the script with this worker.
-fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) -> Result<(), &'static str> {
+fn in_chunks(
+    ctx: &mut Ctx,
+    argv: &[&[u8]],
+    maker: &mut Maker,
+    count: u64,
+) -> Result<(), &'static str> {
     let srv = ctx.srv;
     let db = ctx.keys.db();
     let mut start = 0;
@@ -89,13 +94,9 @@ fn in_chunks(ctx: &mut Ctx, maker: &mut Maker, count: u64) -> Result<(), &'stati
             maker.add(ctx, name, n);
         }
         // What the round recorded reaches WATCH, tracking and the propagation stream
-        // (DELs of keys found expired) before its shards are released.
-        let mut ops = Vec::new();
-        if srv.propagation.active() {
-            effects::expired_ops(srv, ctx.keys.changes, &mut ops);
-        }
-        effects::consume(srv, ctx.client.worker, ctx.keys.changes, ops);
-        ctx.keys.changes.clear();
+        // (DELs of keys found expired; the command itself changed nothing dirty, so it
+        // is not propagated) before its shards are released: the dispatcher's own pass.
+        effects::apply(ctx, argv);
         ctx.keys.relock(&mut Plan::new());
         start = end;
     }
