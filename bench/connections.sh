@@ -7,9 +7,11 @@
 #  2. Syscalls per GET (strace -c -f on the server during a STRACE_N-request run, 50 clients).
 #  3. Resident memory per idle connection (IDLE connections, default 5000, each said PING
 #     once; bench/idle_conns.py), after 1 s and after 5 s idle.
+# STRACE_N=0 or IDLE=0 skips step 2 or 3.
 # Usage: bench/connections.sh [requests] ; env: SKEIN, ROUNDS, CLIENTS, IDLE, STRACE_N,
 #        PIN (set to "0 1": servers on the first cpu list, redis-benchmark on the second),
-#        BENCH_THREADS (redis-benchmark --threads, for the throughput runs)
+#        BENCH_THREADS (redis-benchmark --threads, for the throughput runs),
+#        CONN_SERVERS (which of "redis skein skein-w1" the throughput runs load)
 set -euo pipefail
 N=${1:-300000}
 SKEIN=${SKEIN:-target/release/skein-server}
@@ -55,10 +57,10 @@ base=$((20000 + RANDOM % 10000))
 start redis "$base" "$REDIS_SERVER" --port "$base" --bind 127.0.0.1 --save "" --appendonly no
 start skein "$((base + 1))" "$SKEIN" --port "$((base + 1))" --bind 127.0.0.1 --save ""
 start skein-w1 "$((base + 2))" "$SKEIN" --port "$((base + 2))" --bind 127.0.0.1 --save "" --workers 1
-SERVERS="redis skein skein-w1"
+SERVERS=${CONN_SERVERS:-"redis skein skein-w1"}
 echo "# skein default workers: $("$REDIS_CLI" -p "$((base + 1))" config get workers | tail -1) (0 = cores: $(nproc))"
 
-echo "--- GET throughput (rps) and server CPU s per million GETs, $ROUNDS rounds, ${PIN:+pinned $PIN}${PIN:-unpinned}${BENCH_THREADS:+, redis-benchmark --threads $BENCH_THREADS}"
+echo "--- GET throughput (rps) and server CPU s per million GETs, $ROUNDS rounds, $([ -n "$PIN" ] && echo "pinned $PIN" || echo unpinned)${BENCH_THREADS:+, redis-benchmark --threads $BENCH_THREADS}"
 for r in $(seq "$ROUNDS"); do
   for c in $CLIENTS; do
     for s in $SERVERS; do
@@ -79,16 +81,17 @@ awk '{split($4,a,"="); split($5,b,"="); k=$2" "$3; rps[k]=rps[k]" "a[2]; cpu[k]=
 echo "--- medians"
 cat "$tmp/medians"
 echo "--- ratios"
-awk '{split($3,a,"="); split($4,b,"="); r[$1" "$2]=a[2]; c[$1" "$2]=b[2]}
+awk '{split($3,a,"="); split($4,b,"="); r[$1" "$2]=a[2]; c[$1" "$2]=b[2]; srv[$1]=1}
      END { n = split("'"$CLIENTS"'", cl, " "); lo = cl[1]; hi = cl[n];
-       for (i = 1; i <= n; i++) { k = "c=" cl[i];
+       for (i = 1; i <= n && r["redis c=" cl[i]] > 0; i++) { k = "c=" cl[i];
          printf "c=%s skein/redis rps=%.2fx cpu_per_op=%.2fx | skein-w1/redis rps=%.2fx cpu_per_op=%.2fx\n", cl[i],
            r["skein " k] / r["redis " k], c["skein " k] / c["redis " k], r["skein-w1 " k] / r["redis " k], c["skein-w1 " k] / c["redis " k] }
-       if (n > 1) printf "c=%s/c=%s rps: redis=%.2fx skein=%.2fx skein-w1=%.2fx\n", hi, lo,
-         r["redis c=" hi] / r["redis c=" lo], r["skein c=" hi] / r["skein c=" lo], r["skein-w1 c=" hi] / r["skein-w1 c=" lo] }' "$tmp/medians"
+       if (n > 1) { printf "c=%s/c=%s rps:", hi, lo
+         for (s in srv) if (r[s " c=" lo] > 0) printf " %s=%.2fx", s, r[s " c=" hi] / r[s " c=" lo]
+         printf "\n" } }' "$tmp/medians"
 
-echo "--- syscalls per GET (strace -c -f, $STRACE_N GETs, 50 clients)"
-for s in $SERVERS; do
+[ "$STRACE_N" -gt 0 ] && echo "--- syscalls per GET (strace -c -f, $STRACE_N GETs, 50 clients)"
+[ "$STRACE_N" -gt 0 ] && for s in $SERVERS; do
   strace -c -f -p "${PID[$s]}" -o "$tmp/strace.$s" 2>/dev/null & st=$!
   sleep 1
   "$REDIS_BENCHMARK" -p "${PORT[$s]}" -t get -n "$STRACE_N" -r 100000 -d 64 -c 50 -q > /dev/null
@@ -99,6 +102,7 @@ for s in $SERVERS; do
        END { printf "%s total=%.2f", s, tot / n; for (k in c) printf " %s=%.2f", k, c[k] / n; printf "\n" }' "$tmp/strace.$s"
 done
 
+[ "$IDLE" -gt 0 ] || exit 0
 echo "--- resident memory per idle connection ($IDLE connections, each said PING once)"
 for s in $SERVERS; do
   printf "%s " "$s"; python3 "$here/idle_conns.py" "${PORT[$s]}" "${PID[$s]}" "$IDLE" 1 5

@@ -5,6 +5,9 @@
 #   - 8 hand-split redis-server instances, one per core of SERVER_CPUS, one loader each
 #   - one redis-server 7.0.15 (io-threads 1) on SERVER_CPUS
 #   - one Skein with WORKERS workers on SERVER_CPUS (one port, one keyspace)
+# SETUPS picks among them ("split one skein"). CLIENTS need not divide by LOADERS: the
+# first CLIENTS % LOADERS loaders get one client more. Keys are drawn from KEYSPACE (-r);
+# PREFILL > 0 has each server take that many random SETs (-P 16) before it is measured.
 # Needs 16 cores. Usage: bench/scaling_multi.sh [requests-per-loader]
 set -euo pipefail
 N=${1:-500000}
@@ -16,20 +19,28 @@ LOADERS=${LOADERS:-8}
 CLIENTS=${CLIENTS:-200}
 TESTS=${TESTS:-"set get"}
 PIPELINES=${PIPELINES:-"1 16"}
+SETUPS=${SETUPS:-"split one skein"}
+KEYSPACE=${KEYSPACE:-1000000}
+PREFILL=${PREFILL:-0}
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-wait_port() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.1; done; }
+wait_port() {
+  for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  if [ "$PREFILL" -gt 0 ]; then
+    redis-benchmark -p "$1" -t set -n "$PREFILL" -r "$KEYSPACE" -d 64 -c 50 -P 16 -q > /dev/null
+  fi
+}
 
 # load PORTS... : one loader per port in the list (ports may repeat), summed rps
 load() {
   local t=$1 p=$2; shift 2
   local i=0 loaders=()
   for port in "$@"; do
-    taskset -c $((LOAD_FIRST + i)) redis-benchmark -p "$port" -t "$t" -n "$N" -r 1000000 \
-      -c $((CLIENTS / LOADERS)) -d 64 -P "$p" --csv > "$tmp/l$i.csv" 2>/dev/null &
+    taskset -c $((LOAD_FIRST + i)) redis-benchmark -p "$port" -t "$t" -n "$N" -r "$KEYSPACE" \
+      -c $((CLIENTS / LOADERS + (i < CLIENTS % LOADERS))) -d 64 -P "$p" --csv > "$tmp/l$i.csv" 2>/dev/null &
     loaders+=($!)
     i=$((i + 1))
   done
@@ -47,6 +58,7 @@ report() { # label
   done
 }
 
+case " $SETUPS " in *" split "*)
 # 8 hand-split instances
 ports=()
 for i in $(seq 0 $((LOADERS - 1))); do
@@ -58,12 +70,17 @@ done
 for port in "${ports[@]}"; do wait_port "$port"; done
 report "redis-x$LOADERS-split" "${ports[@]}"
 for p in "${pids[@]}"; do kill "$p"; done; pids=()
+;; esac
 
+case " $SETUPS " in *" one "*)
 taskset -c "$SERVER_CPUS" redis-server --port 30100 --bind 127.0.0.1 --save "" --appendonly no > /dev/null 2>&1 &
 pids+=($!); wait_port 30100
 report "redis-one" $(for _ in $(seq "$LOADERS"); do echo 30100; done)
 kill "${pids[@]}"; pids=()
+;; esac
 
+case " $SETUPS " in *" skein "*)
 taskset -c "$SERVER_CPUS" "$SKEIN" --port 30200 --bind 127.0.0.1 --save "" --workers "$WORKERS" > /dev/null 2>&1 &
 pids+=($!); wait_port 30200
 report "skein-w$WORKERS" $(for _ in $(seq "$LOADERS"); do echo 30200; done)
+;; esac
