@@ -2,6 +2,7 @@
 //! enabled is published, while the command still holds its locks, as
 //! `__keyspace@<db>__:<key>` → event name (class `K`) and `__keyevent@<db>__:<event>` → key
 //! (class `E`), in the order the events happened, as Redis's notifyKeyspaceEvent does.
+//! One command's notifications reach subscribers contiguous (`Registry::notify_order`).
 
 use crate::server::Server;
 use engine::event::class;
@@ -40,7 +41,12 @@ pub fn publish(srv: &Server, changes: &Changes) {
     if flags == 0 || changes.items().is_empty() {
         return;
     }
-    for (chan, msg) in messages(flags, changes) {
+    let messages = messages(flags, changes);
+    if messages.is_empty() {
+        return;
+    }
+    let _contiguous = srv.pubsub.notify_order.lock();
+    for (chan, msg) in messages {
         crate::pubsub::publish(srv, &chan, &msg);
     }
 }

@@ -180,6 +180,11 @@ pub struct Registry {
     pub patterns: Patterns,
     /// SSUBSCRIBE channels (without a cluster, a namespace of their own).
     pub shard_channels: ChannelMap,
+    /// Held while one command's keyspace notifications are delivered, so that a
+    /// subscriber gets them contiguous, never interleaved with another command's (Redis,
+    /// running one command at a time, never interleaves them either). Only commands
+    /// that publish notifications take it.
+    pub notify_order: parking_lot::Mutex<()>,
 }
 
 #[cfg(test)]
