@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod evict;
 pub mod floatfmt;
 pub mod geo;
+pub mod hex;
 pub mod latency;
 pub mod lazyfree;
 pub mod log;

@@ -49,12 +49,7 @@ impl Server {
         let dbs = config.get_i64("databases").max(1) as usize;
         let shards = config.get_i64("shards-per-db").max(1) as usize;
         let workers = config.workers();
-        let run_id: String = (0..40)
-            .map(|_| {
-                let n: u8 = rand::random::<u8>() % 16;
-                char::from_digit(n as u32, 16).unwrap_or('0')
-            })
-            .collect();
+        let run_id = crate::stats::random_hex40();
         Server {
             keyspace: Keyspace::new(dbs, shards),
             commands: CommandTable::load(workers),

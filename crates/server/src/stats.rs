@@ -205,9 +205,7 @@ pub struct Stats {
 
 /// 40 random hex digits (a run ID or replication ID).
 pub fn random_hex40() -> String {
-    (0..40)
-        .map(|_| char::from_digit(rand::random::<u32>() % 16, 16).unwrap_or('0'))
-        .collect()
+    crate::hex::to_string(&rand::random::<[u8; 20]>())
 }
 
 /// Samples kept per instantaneous metric (STATS_METRIC_SAMPLES).

@@ -249,8 +249,7 @@ fn default_user_line(cfg: &Config) -> String {
     } else {
         use sha2::Digest;
         let digest = sha2::Sha256::digest(pass.as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        format!("#{hex}")
+        format!("#{}", crate::hex::to_string(&digest))
     };
     format!("user default on {auth} ~* &* +@all")
 }
@@ -340,5 +339,17 @@ mod tests {
         assert!(lines.contains(&"user default on nopass ~* &* +@all"));
         assert_eq!(format_memory(3 << 30), "3gb");
         assert_eq!(format_memory(1000), "1000");
+    }
+
+    #[test]
+    fn default_user_password_as_its_sha256() {
+        let c = Config::default();
+        let pairs: &[(&[u8], &[u8])] = &[(b"requirepass", b"foobared")];
+        c.config_set(pairs, true).unwrap();
+        assert_eq!(
+            default_user_line(&c),
+            "user default on #1b58ee375b42e41f0e48ef2ff27d10a5b1f6924a9acdcdba7cae868e7adce6bf \
+             ~* &* +@all"
+        );
     }
 }

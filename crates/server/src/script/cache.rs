@@ -168,14 +168,7 @@ fn lower_sha(sha: &[u8]) -> Option<Sha> {
 
 /// Redis's sha1hex: the SHA1 of `data` in lowercase hex.
 pub fn sha1_hex(data: &[u8]) -> Sha {
-    let digest = Sha1::digest(data);
-    let mut out = [0u8; 40];
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for (i, b) in digest.iter().enumerate() {
-        out[2 * i] = HEX[(b >> 4) as usize];
-        out[2 * i + 1] = HEX[(b & 15) as usize];
-    }
-    out
+    crate::hex::to_array(&Sha1::digest(data))
 }
 
 #[cfg(test)]
