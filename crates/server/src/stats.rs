@@ -277,6 +277,12 @@ impl Stats {
         }
     }
 
+    /// Whether DEBUG SET-SKIP-CHECKSUM-VALIDATION is on: RESTORE payloads and RDB files
+    /// are then loaded without checking their CRC64.
+    pub fn skip_checksum(&self) -> bool {
+        self.skip_checksum.load(Relaxed)
+    }
+
     /// Each worker's load over the last samples (see `threadload`).
     pub fn loads(&self) -> Vec<crate::threadload::Load> {
         self.load.lock().loads(self.workers.len())

@@ -91,12 +91,7 @@ fn restore(ctx: &mut Ctx, argv: &[&[u8]]) {
         r => r,
     };
     let payload = argv[3];
-    let skip_crc = ctx
-        .srv
-        .stats
-        .skip_checksum
-        .load(std::sync::atomic::Ordering::Relaxed);
-    let value = if !rdb::verify_payload(payload, skip_crc) {
+    let value = if !rdb::verify_payload(payload, ctx.srv.stats.skip_checksum()) {
         Err(BAD_PAYLOAD)
     } else {
         rdb::load_payload_with(payload, &ctx.srv.config.hot.coll_limits()).map_err(|_| BAD_FORMAT)

@@ -173,12 +173,7 @@ fn function_restore(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
     }
     let data = argv[2];
-    let skip_crc = ctx
-        .srv
-        .stats
-        .skip_checksum
-        .load(std::sync::atomic::Ordering::Relaxed);
-    if !engine::rdb::verify_payload(data, skip_crc) {
+    if !engine::rdb::verify_payload(data, ctx.srv.stats.skip_checksum()) {
         return ctx
             .out
             .error("ERR DUMP payload version or checksum are wrong");

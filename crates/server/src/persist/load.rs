@@ -98,7 +98,7 @@ pub fn load_bytes(
     let p = &srv.persist;
     let opts = LoadOptions {
         databases: srv.keyspace.len(),
-        checksum: srv.config.get_bool("rdbchecksum") && !srv.stats.skip_checksum.load(Relaxed),
+        checksum: srv.config.get_bool("rdbchecksum") && !srv.stats.skip_checksum(),
         now_ms: engine::wall_ms(),
         limits: srv.config.hot.coll_limits(),
     };
