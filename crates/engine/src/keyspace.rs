@@ -1,8 +1,8 @@
 //! Databases and the keyspace.
 
 use crate::shard::{Entry, Shard};
+use crate::shard_lock::{ShardFigures, ShardGuard, ShardLock};
 use crate::ttl_map::TtlMap;
-use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// Bits of the hash that pick the shard (the table uses the low bits, hashbrown's tag the
@@ -14,7 +14,7 @@ pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
 
 /// One database: a power-of-two array of shards.
 pub struct Db {
-    pub(crate) shards: Box<[Mutex<Shard>]>,
+    pub(crate) shards: Box<[ShardLock]>,
     /// Which shards hold keys with a TTL, read without their locks.
     ttl_map: Arc<TtlMap>,
     mask: u64,
@@ -26,7 +26,7 @@ impl Db {
         let ttl_map = Arc::new(TtlMap::new(n));
         Db {
             shards: (0..n)
-                .map(|i| Mutex::new(Shard::in_db(&ttl_map, i)))
+                .map(|i| ShardLock::new(Shard::in_db(&ttl_map, i)))
                 .collect(),
             ttl_map,
             mask: (n - 1) as u64,
@@ -68,10 +68,20 @@ impl Db {
         }
     }
 
-    /// Lock shard `i` for reading it whole (a save, a count); not for modifying it, which
-    /// goes through `Locked`.
-    pub fn read_shard(&self, i: usize) -> parking_lot::MutexGuard<'_, Shard> {
+    /// Lock shard `i` for reading it whole (a save); not for modifying it, which goes
+    /// through `Locked`.
+    pub fn read_shard(&self, i: usize) -> ShardGuard<'_> {
         self.shards[i].lock()
+    }
+
+    /// Shard `i`'s counts as its last lock holder left them, without waiting for it.
+    pub fn shard_figures(&self, i: usize) -> ShardFigures {
+        self.shards[i].figures()
+    }
+
+    /// Shard `i` if nobody holds it now.
+    pub fn try_read_shard(&self, i: usize) -> Option<ShardGuard<'_>> {
+        self.shards[i].try_lock()
     }
 }
 

@@ -15,6 +15,7 @@ pub mod mem;
 pub mod rdb;
 pub mod release;
 pub mod shard;
+pub mod shard_lock;
 pub mod snapshot;
 pub mod ttl_map;
 pub mod value;

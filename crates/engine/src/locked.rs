@@ -16,8 +16,8 @@ use crate::evict::access;
 use crate::keyspace::{Cleared, Keyspace};
 use crate::lockstat::LockWaits;
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
+use crate::shard_lock::{ShardGuard, ShardLock};
 use crate::value::{Value, ValueRef};
-use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
 /// What a command holds.
@@ -135,7 +135,7 @@ impl Plan {
 struct Held<'a> {
     db: u32,
     shard: u32,
-    guard: MutexGuard<'a, Shard>,
+    guard: ShardGuard<'a>,
 }
 
 /// Read lookup flags (Redis's LOOKUP_NOTOUCH, LOOKUP_NOSTATS, LOOKUP_NONOTIFY).
@@ -363,10 +363,10 @@ pub const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(10)
 /// given up) is counted in `waits`.
 #[inline]
 fn acquire<'a>(
-    m: &'a Mutex<Shard>,
+    m: &'a ShardLock,
     give_up: &dyn Fn() -> bool,
     waits: &LockWaits,
-) -> Option<MutexGuard<'a, Shard>> {
+) -> Option<ShardGuard<'a>> {
     if let Some(g) = m.try_lock() {
         return Some(g);
     }
@@ -377,10 +377,10 @@ fn acquire<'a>(
 #[cold]
 #[inline(never)]
 fn wait_for<'a>(
-    m: &'a Mutex<Shard>,
+    m: &'a ShardLock,
     give_up: &dyn Fn() -> bool,
     waits: &LockWaits,
-) -> Option<MutexGuard<'a, Shard>> {
+) -> Option<ShardGuard<'a>> {
     let since = std::time::Instant::now();
     loop {
         if let Some(g) = m.try_lock_for(WAIT_SLICE) {
@@ -630,7 +630,7 @@ impl<'a> Locked<'a> {
             self.guards.is_empty(),
             "walking db {db} while holding other shards"
         );
-        let mut g = ks.lock_waits.lock(&d.shards[index]);
+        let mut g = d.shards[index].lock_counted(&ks.lock_waits);
         f(&mut g, &mut *self.changes)
     }
 
@@ -955,24 +955,52 @@ impl<'a> Locked<'a> {
         }
     }
 
-    /// Number of keys in `db` (expired-but-not-yet-collected keys included, as in Redis).
-    pub fn len_in(&mut self, db: usize) -> usize {
-        let mut n = 0;
-        self.walk_in(db, |s| {
-            n += s.len();
-            true
-        });
-        n
+    /// Shard `index` of `db`'s (keys, keys with a TTL): read from the shard when this
+    /// command holds it, else as its last lock holder left them, without waiting for a
+    /// shard another command holds (see [`crate::shard_lock`]).
+    fn counts(&mut self, db: usize, index: usize) -> (usize, usize) {
+        let d = self.ks.db(db);
+        let per_db = d.shard_count();
+        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
+            return (s.len(), s.expires_len());
+        }
+        let f = d.shard_figures(index);
+        (f.keys, f.expires)
     }
 
-    /// Number of keys with a TTL in `db`.
+    /// Number of keys in `db` (expired-but-not-yet-collected keys included, as in Redis).
+    /// Never waits for a shard: see [`Locked::counts`].
+    pub fn len_in(&mut self, db: usize) -> usize {
+        (0..self.shard_count(db))
+            .map(|i| self.counts(db, i).0)
+            .sum()
+    }
+
+    /// Number of keys with a TTL in `db`. Never waits for a shard.
     pub fn expires_len_in(&mut self, db: usize) -> usize {
-        let mut n = 0;
-        self.walk_in(db, |s| {
-            n += s.expires_len();
-            true
-        });
-        n
+        (0..self.shard_count(db))
+            .map(|i| self.counts(db, i).1)
+            .sum()
+    }
+
+    /// Visit the shards of `db` this command holds or can take at once, in order, until
+    /// `visit` returns false; shards another command holds are skipped (for estimates,
+    /// such as INFO's avg_ttl, that must not wait on a long command).
+    pub fn walk_free_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
+        let d = self.ks.db(db);
+        let per_db = d.shard_count();
+        for i in 0..per_db {
+            let go = match held(&mut self.guards, self.scope, per_db, db, i) {
+                Some(s) => visit(s),
+                None => match d.try_read_shard(i) {
+                    Some(g) => visit(&g),
+                    None => true,
+                },
+            };
+            if !go {
+                break;
+            }
+        }
     }
 
     /// Visit every entry of `db`, expired ones included, a shard at a time.

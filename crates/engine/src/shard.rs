@@ -119,6 +119,27 @@ fn rehash(e: &Entry) -> u64 {
     hash_key(e.key())
 }
 
+/// Bytes of a shard's key table and TTL index, given their capacities and what the TTL
+/// index's copies of the keys take.
+fn tables_bytes(
+    table_capacity: usize,
+    expires_capacity: usize,
+    key_copies: usize,
+) -> (usize, usize) {
+    use crate::mem;
+    let expires = mem::hashbrown::<usize>(expires_capacity)
+        + mem::vec::<(usize, Box<[u8]>)>(expires_capacity)
+        + key_copies;
+    (mem::hashbrown::<Entry>(table_capacity), expires)
+}
+
+/// [`Shard::table_bytes`] from a shard's published figures, for a shard that cannot be
+/// locked now: the TTL index's key copies, which need the keys, are estimated at 16 bytes
+/// each (jemalloc's smallest class but one: keys up to 16 bytes).
+pub fn table_bytes_of(f: &crate::shard_lock::ShardFigures) -> (usize, usize) {
+    tables_bytes(f.table_capacity, f.expires_capacity, f.expires * 16)
+}
+
 impl Shard {
     pub fn len(&self) -> usize {
         self.table.len()
@@ -137,6 +158,16 @@ impl Shard {
         self.expires.len()
     }
 
+    /// Slots of the key table.
+    pub fn table_capacity(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// Slots of the TTL index.
+    pub fn expires_capacity(&self) -> usize {
+        self.expires.capacity()
+    }
+
     /// An empty shard, shard `index` of the database whose [`TtlMap`] is `map`.
     pub(crate) fn in_db(map: &Arc<TtlMap>, index: usize) -> Shard {
         Shard {
@@ -151,16 +182,12 @@ impl Shard {
     /// Bytes of the shard's tables (MEMORY STATS): the key table's slots, and the TTL
     /// index with its copies of the keys (estimated from the first few keys).
     pub fn table_bytes(&self) -> (usize, usize) {
-        use crate::mem;
-        let cap = self.expires.capacity();
-        let expires = mem::hashbrown::<usize>(cap)
-            + mem::vec::<(usize, Box<[u8]>)>(cap)
-            + mem::sampled(
-                self.expires.iter().map(|k| mem::vec::<u8>(k.len())),
-                self.expires.len(),
-                5,
-            );
-        (mem::hashbrown::<Entry>(self.table.capacity()), expires)
+        let copies = crate::mem::sampled(
+            self.expires.iter().map(|k| crate::mem::vec::<u8>(k.len())),
+            self.expires.len(),
+            5,
+        );
+        tables_bytes(self.table.capacity(), self.expires.capacity(), copies)
     }
 
     /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.

@@ -58,9 +58,16 @@ impl Overhead {
         for (id, db) in srv.keyspace.dbs().iter().enumerate() {
             let (mut n, mut main, mut expires) = (0, 0, 0);
             for i in 0..db.shard_count() {
-                let shard = db.read_shard(i);
-                let (m, e) = shard.table_bytes();
-                n += shard.len() as u64;
+                // A shard another command holds (a long one, or this very command's
+                // transaction) is not waited for: its published figures stand in.
+                let (k, (m, e)) = match db.try_read_shard(i) {
+                    Some(shard) => (shard.len(), shard.table_bytes()),
+                    None => {
+                        let f = db.shard_figures(i);
+                        (f.keys, engine::shard::table_bytes_of(&f))
+                    }
+                };
+                n += k as u64;
                 main += m as u64;
                 expires += e as u64;
             }

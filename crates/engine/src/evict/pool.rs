@@ -18,7 +18,6 @@
 use super::access;
 use crate::entry::Entry;
 use crate::keyspace::Keyspace;
-use crate::shard::Shard;
 use rand::Rng;
 
 /// Candidates kept between calls (EVPOOL_SIZE).
@@ -77,12 +76,13 @@ fn nonempty_shard(ks: &Keyspace, db: usize, volatile: bool, tries: Option<usize>
     let shards = &ks.db(db).shards;
     let n = shards.len();
     let mut rng = rand::thread_rng();
+    // The shards' published counts: no waiting on a shard a long command holds.
     let has = |i: usize| {
-        let s: &Shard = &shards[i].lock();
+        let f = shards[i].figures();
         if volatile {
-            s.expires_len() > 0
+            f.expires > 0
         } else {
-            !s.is_empty()
+            f.keys > 0
         }
     };
     match tries {
@@ -159,13 +159,25 @@ impl Pool {
         let shards = &ks.db(db).shards;
         let n = shards.len();
         let mut got = 0;
+        let mut busy = None;
         for i in 0..n {
             if got >= samples {
                 break;
             }
-            let shard = shards[(start + i) % n].lock();
+            // A shard another command holds is passed over, not waited for, unless no
+            // other shard had a key to offer (then the first busy one is waited for).
+            let at = (start + i) % n;
+            let Some(shard) = shards[at].try_lock() else {
+                busy.get_or_insert(at);
+                continue;
+            };
             shard.sample(samples - got, volatile, |e| {
                 got += 1;
+                self.insert(db, e, score.of(e));
+            });
+        }
+        if let (0, Some(at)) = (got, busy) {
+            shards[at].lock().sample(samples, volatile, |e| {
                 self.insert(db, e, score.of(e));
             });
         }
@@ -213,8 +225,14 @@ impl Pool {
             let Some(i) = found.or_else(|| nonempty_shard(ks, db, volatile, None)) else {
                 continue;
             };
+            // A shard another command holds: a few other random picks first, then wait.
+            let shards = &ks.db(db).shards;
+            let shard = std::iter::once(i)
+                .chain((0..PROBES).filter_map(|_| nonempty_shard(ks, db, volatile, Some(1))))
+                .find_map(|j| shards[j].try_lock())
+                .unwrap_or_else(|| shards[i].lock());
             let mut found = None;
-            ks.db(db).shards[i].lock().sample(1, volatile, |e| {
+            shard.sample(1, volatile, |e| {
                 found = Some(Candidate {
                     db,
                     key: e.key().to_vec(),
