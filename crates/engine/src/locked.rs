@@ -634,6 +634,40 @@ impl<'a> Locked<'a> {
         f(&mut g, &mut *self.changes)
     }
 
+    /// Does this command hold shard `index` of `db`?
+    fn holds_shard(&mut self, db: usize, index: usize) -> bool {
+        let per_db = self.ks.db(db).shard_count();
+        held(&mut self.guards, self.scope, per_db, db, index).is_some()
+    }
+
+    /// [`Locked::with_shard`] for walks that may stop early: a shard another command holds
+    /// (past one wait slice, with `slice`) is not waited for (None), so a worker never
+    /// waits out a long command on the offload pool.
+    fn try_with_shard<R>(
+        &mut self,
+        db: usize,
+        index: usize,
+        slice: bool,
+        f: impl FnOnce(&mut Shard, &mut Changes) -> R,
+    ) -> Option<R> {
+        let ks = self.ks;
+        let d = ks.db(db);
+        let per_db = d.shard_count();
+        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
+            return Some(f(s, &mut *self.changes));
+        }
+        assert!(
+            self.guards.is_empty(),
+            "walking db {db} while holding other shards"
+        );
+        let m = &d.shards[index];
+        let mut g = match slice {
+            true => acquire(m, &|| true, &ks.lock_waits)?,
+            false => m.try_lock()?,
+        };
+        Some(f(&mut g, &mut *self.changes))
+    }
+
     // ---- reads ----
 
     /// lookupKeyRead on the current database.
@@ -1033,7 +1067,7 @@ impl<'a> Locked<'a> {
         let now = self.now;
         while shard < shards {
             let ks = self.ks;
-            let done = self.with_shard(db, shard, |s, changes| {
+            let scan = |s: &mut Shard, changes: &mut Changes| {
                 let mut cands: Vec<(u64, u64, Vec<u8>)> = s
                     .iter()
                     .map(|e| (hash_key(e.key()), e))
@@ -1062,7 +1096,18 @@ impl<'a> Locked<'a> {
                     }
                 }
                 (end, next)
-            });
+            };
+            // A shard another command holds ends this call early, at that shard (SCAN may
+            // return fewer than COUNT, even none, with a cursor to go on from), unless the
+            // cursor would read 0, "done": then it is waited for.
+            let done = if shard == 0 && pos == 0 {
+                self.with_shard(db, shard, scan)
+            } else {
+                match self.try_with_shard(db, shard, true, scan) {
+                    Some(done) => done,
+                    None => break,
+                }
+            };
             match done {
                 (_, Some(cut_pos)) => {
                     if cut_pos == POS_MASK {
@@ -1096,10 +1141,23 @@ impl<'a> Locked<'a> {
         let start = rand::random::<usize>() % n;
         let now = self.now;
         // Try random shards first, then sweep so a sparse keyspace still finds its keys.
-        for attempt in 0..n {
-            let i = (start + attempt) % n;
+        // Shards empty by their published counts are passed over without their locks, and
+        // a shard another command holds is waited for only if no other one has a key.
+        let mut busy = None;
+        for attempt in 0..=n {
+            let i = match attempt {
+                _ if attempt < n => (start + attempt) % n,
+                _ => match busy.take() {
+                    Some(i) => i,
+                    None => break,
+                },
+            };
+            if attempt < n && self.ks.db(db).shard_figures(i).keys == 0 && !self.holds_shard(db, i)
+            {
+                continue;
+            }
             let ks = self.ks;
-            let found = self.with_shard(db, i, |s, changes| {
+            let pick = |s: &mut Shard, changes: &mut Changes| {
                 for _ in 0..100 {
                     let key = s.random_key()?.key().to_vec();
                     let h = hash_key(&key);
@@ -1114,7 +1172,18 @@ impl<'a> Locked<'a> {
                     }
                 }
                 None
-            });
+            };
+            let found = if attempt < n {
+                match self.try_with_shard(db, i, false, pick) {
+                    Some(found) => found,
+                    None => {
+                        busy.get_or_insert(i);
+                        None
+                    }
+                }
+            } else {
+                self.with_shard(db, i, pick)
+            };
             if found.is_some() {
                 return found;
             }
@@ -1409,6 +1478,58 @@ mod tests {
         for i in 0..1000 {
             assert!(seen.contains(format!("k{i}").as_bytes()));
         }
+    }
+
+    #[test]
+    fn walks_do_not_wait_for_a_held_shard() {
+        let ks = ks();
+        {
+            let mut p = Plan::new();
+            p.whole_db(0);
+            let mut c = Changes::default();
+            let mut l = ks.lock(&mut p, 0, &mut c);
+            for i in 0..200 {
+                let k = format!("k{i}");
+                l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
+            }
+        }
+        // Another command holds shard 3 (of 8).
+        let busy = ks.db(0).read_shard(3);
+        let in_busy = busy.len();
+        assert!(in_busy > 0);
+        let mut c = Changes::default();
+        let mut l = ks.unlocked(0, &mut c);
+        // Counts come from the published figures.
+        assert_eq!(l.len_in(0), 200);
+        // SCAN stops at the held shard with a cursor pointing there.
+        let mut seen = HashSet::new();
+        let cursor = l.scan_in(0, 0, 1000, |e| {
+            seen.insert(e.key().to_vec());
+        });
+        assert_eq!(cursor >> 48, 3);
+        assert_eq!(
+            seen.len(),
+            200 - in_busy
+                - (4..8)
+                    .map(|i| ks.db(0).shard_figures(i).keys)
+                    .sum::<usize>()
+        );
+        // RANDOMKEY finds a key in another shard.
+        for _ in 0..20 {
+            let k = l.random_key_in(0).expect("a key");
+            assert!(busy.peek(hash_key(&k), &k).is_none());
+        }
+        drop(l);
+        drop(busy);
+        // Once released, the scan goes on from there and ends.
+        let mut l = ks.unlocked(0, &mut c);
+        let mut cursor = cursor;
+        while cursor != 0 {
+            cursor = l.scan_in(0, cursor, 1000, |e| {
+                assert!(seen.insert(e.key().to_vec()), "duplicate");
+            });
+        }
+        assert_eq!(seen.len(), 200);
     }
 
     #[test]
