@@ -1444,19 +1444,22 @@ mod tests {
         l.get(other_shard_key(&ks, b"a").as_bytes());
     }
 
+    /// Keys k0..k{n-1} in db 0.
+    fn fill(ks: &Keyspace, n: usize) {
+        let mut p = Plan::new();
+        p.whole_db(0);
+        let mut c = Changes::default();
+        let mut l = ks.lock(&mut p, 0, &mut c);
+        for i in 0..n {
+            let k = format!("k{i}");
+            l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
+        }
+    }
+
     #[test]
     fn scan_visits_every_key_once() {
         let ks = ks();
-        {
-            let mut p = Plan::new();
-            p.whole_db(0);
-            let mut c = Changes::default();
-            let mut l = ks.lock(&mut p, 0, &mut c);
-            for i in 0..1000 {
-                let k = format!("k{i}");
-                l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
-            }
-        }
+        fill(&ks, 1000);
         let mut seen = HashSet::new();
         let mut cursor = 0;
         loop {
@@ -1483,16 +1486,7 @@ mod tests {
     #[test]
     fn walks_do_not_wait_for_a_held_shard() {
         let ks = ks();
-        {
-            let mut p = Plan::new();
-            p.whole_db(0);
-            let mut c = Changes::default();
-            let mut l = ks.lock(&mut p, 0, &mut c);
-            for i in 0..200 {
-                let k = format!("k{i}");
-                l.insert(k.as_bytes(), StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
-            }
-        }
+        fill(&ks, 200);
         // Another command holds shard 3 (of 8).
         let busy = ks.db(0).read_shard(3);
         let in_busy = busy.len();
