@@ -2,8 +2,7 @@
 
 use crate::shard::{Entry, Shard};
 use crate::shard_lock::{ShardFigures, ShardGuard, ShardLock};
-use crate::ttl_map::TtlMap;
-use std::sync::Arc;
+use crate::ttl_map::{TtlBit, TtlMap};
 
 /// Bits of the hash that pick the shard (the table uses the low bits, hashbrown's tag the
 /// top seven, so the shard takes bits from the middle to keep them independent).
@@ -16,19 +15,16 @@ pub type Cleared = Vec<hashbrown::HashTable<Entry>>;
 pub struct Db {
     pub(crate) shards: Box<[ShardLock]>,
     /// Which shards hold keys with a TTL, read without their locks.
-    ttl_map: Arc<TtlMap>,
+    ttl_map: TtlMap,
     mask: u64,
 }
 
 impl Db {
     pub fn new(shards: usize) -> Db {
         let n = shards.next_power_of_two().clamp(1, 1 << 16);
-        let ttl_map = Arc::new(TtlMap::new(n));
         Db {
-            shards: (0..n)
-                .map(|i| ShardLock::new(Shard::in_db(&ttl_map, i)))
-                .collect(),
-            ttl_map,
+            shards: (0..n).map(|_| ShardLock::new(Shard::default())).collect(),
+            ttl_map: TtlMap::new(n),
             mask: (n - 1) as u64,
         }
     }
@@ -51,6 +47,12 @@ impl Db {
     /// Does any shard hold keys with a TTL? (As stale as [`Db::shard_has_expires`].)
     pub fn has_expires(&self) -> bool {
         self.ttl_map.any()
+    }
+
+    /// Shard `i`'s bit, for a change to the shard (held by its caller) that may flip it.
+    #[inline]
+    pub(crate) fn ttl_bit(&self, i: usize) -> TtlBit<'_> {
+        TtlBit::new(&self.ttl_map, i)
     }
 
     /// Room for `keys` more keys, spread evenly over the shards (RESIZEDB when loading a

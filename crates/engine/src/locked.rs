@@ -17,6 +17,7 @@ use crate::keyspace::{Cleared, Keyspace};
 use crate::lockstat::LockWaits;
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
 use crate::shard_lock::{ShardGuard, ShardLock};
+use crate::ttl_map::TtlBit;
 use crate::value::{Value, ValueRef};
 use smallvec::SmallVec;
 
@@ -592,12 +593,18 @@ impl<'a> Locked<'a> {
     }
 
     /// The held shard for `key` (hash `h`) of database `db`, about to be modified there
-    /// (a snapshot in progress gets the key's value first), and the change buffer.
+    /// (a snapshot in progress gets the key's value first), its TTL bit, and the change
+    /// buffer.
     ///
     /// Panics if the shard is not held: a command touched a key its plan did not name, a
     /// bug the dispatcher turns into an error reply.
     #[inline]
-    fn shard_for(&mut self, db: usize, h: u64, key: &[u8]) -> (&mut Shard, &mut Changes) {
+    fn shard_for(
+        &mut self,
+        db: usize,
+        h: u64,
+        key: &[u8],
+    ) -> (&mut Shard, TtlBit<'a>, &mut Changes) {
         let ks = self.ks;
         let d = ks.db(db);
         let index = d.shard_index(h);
@@ -605,33 +612,33 @@ impl<'a> Locked<'a> {
         match held(&mut self.guards, self.scope, per_db, db, index) {
             Some(s) => {
                 ks.copy_on_write_key(db, index, s, h, key);
-                (s, &mut *self.changes)
+                (s, d.ttl_bit(index), &mut *self.changes)
             }
             None => panic!("key of db {db} shard {index} used without its lock"),
         }
     }
 
-    /// Run `f` on shard `index` of `db`: the held one, or (when nothing is held) locked
-    /// for the length of `f` only.
+    /// Run `f` on shard `index` of `db` (and its TTL bit): the held one, or (when nothing
+    /// is held) locked for the length of `f` only.
     /// `f` calls [`Keyspace::copy_on_write_removed`] for each key it deletes.
     fn with_shard<R>(
         &mut self,
         db: usize,
         index: usize,
-        f: impl FnOnce(&mut Shard, &mut Changes) -> R,
+        f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
     ) -> R {
         let ks = self.ks;
         let d = ks.db(db);
         let per_db = d.shard_count();
         if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
-            return f(s, &mut *self.changes);
+            return f(s, d.ttl_bit(index), &mut *self.changes);
         }
         assert!(
             self.guards.is_empty(),
             "walking db {db} while holding other shards"
         );
         let mut g = d.shards[index].lock_counted(&ks.lock_waits);
-        f(&mut g, &mut *self.changes)
+        f(&mut g, d.ttl_bit(index), &mut *self.changes)
     }
 
     /// Does this command hold shard `index` of `db`?
@@ -648,13 +655,13 @@ impl<'a> Locked<'a> {
         db: usize,
         index: usize,
         slice: bool,
-        f: impl FnOnce(&mut Shard, &mut Changes) -> R,
+        f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
     ) -> Option<R> {
         let ks = self.ks;
         let d = ks.db(db);
         let per_db = d.shard_count();
         if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
-            return Some(f(s, &mut *self.changes));
+            return Some(f(s, d.ttl_bit(index), &mut *self.changes));
         }
         assert!(
             self.guards.is_empty(),
@@ -665,7 +672,7 @@ impl<'a> Locked<'a> {
             true => acquire(m, &|| true, &ks.lock_waits)?,
             false => m.try_lock()?,
         };
-        Some(f(&mut g, &mut *self.changes))
+        Some(f(&mut g, d.ttl_bit(index), &mut *self.changes))
     }
 
     // ---- reads ----
@@ -694,7 +701,7 @@ impl<'a> Locked<'a> {
         h: u64,
         key: &[u8],
         touch: bool,
-    ) -> (&mut Shard, &mut Changes) {
+    ) -> (&mut Shard, TtlBit<'a>, &mut Changes) {
         let ks = self.ks;
         let d = ks.db(db);
         let (index, per_db) = (d.shard_index(h), d.shard_count());
@@ -708,7 +715,7 @@ impl<'a> Locked<'a> {
         {
             ks.copy_on_write_key(db, index, shard, h, key);
         }
-        (shard, &mut *self.changes)
+        (shard, d.ttl_bit(index), &mut *self.changes)
     }
 
     /// lookupKeyRead; `modify`: the caller may change the entry it gets.
@@ -722,12 +729,12 @@ impl<'a> Locked<'a> {
     ) -> Option<&mut Entry> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = if modify {
+        let (shard, bit, changes) = if modify {
             self.shard_for(db, h, key)
         } else {
             self.shard_for_look(db, h, key, how.touch)
         };
-        let found = match shard.lookup(h, key, now) {
+        let found = match shard.lookup(h, key, now, bit) {
             Lookup::Live(e, _) => {
                 if how.touch {
                     e.touch();
@@ -778,7 +785,7 @@ impl<'a> Locked<'a> {
 
     pub fn peek_in(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
         let h = self.hash(key);
-        let (shard, _) = self.shard_for(db, h, key);
+        let (shard, _, _) = self.shard_for(db, h, key);
         shard.peek(h, key)
     }
 
@@ -805,13 +812,14 @@ impl<'a> Locked<'a> {
     pub fn modify_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h, key);
-        match shard.lookup(h, key, now) {
+        let (shard, bit, changes) = self.shard_for(db, h, key);
+        match shard.lookup(h, key, now, bit) {
             Lookup::Live(entry, expires) => {
                 entry.touch();
                 Some(EntryMut {
                     entry,
                     expires,
+                    bit,
                     changes,
                     db,
                     event,
@@ -869,8 +877,8 @@ impl<'a> Locked<'a> {
         debug_assert_eq!(key, entry.key());
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h, key);
-        match shard.insert_entry(h, entry) {
+        let (shard, bit, changes) = self.shard_for(db, h, key);
+        match shard.insert_entry(h, entry, bit) {
             Some(old) if !old.is_expired(now) => {
                 crate::release::release(old, crate::release::Why::Overwritten);
             }
@@ -893,8 +901,8 @@ impl<'a> Locked<'a> {
     pub fn remove_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<Entry> {
         let h = self.hash(key);
         let now = self.now;
-        let (shard, changes) = self.shard_for(db, h, key);
-        let e = shard.remove(h, key)?;
+        let (shard, bit, changes) = self.shard_for(db, h, key);
+        let e = shard.remove(h, key, bit)?;
         if e.is_expired(now) {
             changes.record(db, key, Event::EXPIRED);
             crate::release::release(e, crate::release::Why::Expired);
@@ -940,7 +948,7 @@ impl<'a> Locked<'a> {
         for i in 0..per_db {
             let shard = held(&mut self.guards, self.scope, per_db, db, i)
                 .expect("FLUSHDB holds every shard of its database");
-            let t = shard.take_all();
+            let t = shard.take_all(ks.db(db).ttl_bit(i));
             removed += t.len() as u64;
             // A snapshot that has not taken this shard takes the removed table itself
             // (written out and freed by the saver): no serialization here.
@@ -968,8 +976,13 @@ impl<'a> Locked<'a> {
         }
         let (lo, hi) = (a.min(b), a.max(b));
         let (first, second) = self.guards.split_at_mut(hi * per_db);
+        let (lo_db, hi_db) = (self.ks.db(lo), self.ks.db(hi));
         for i in 0..per_db {
-            first[lo * per_db + i].guard.swap(&mut second[i].guard);
+            first[lo * per_db + i].guard.swap(
+                &mut second[i].guard,
+                lo_db.ttl_bit(i),
+                hi_db.ttl_bit(i),
+            );
         }
         self.changes.db_changes.push(DbChange::Swapped(a, b));
     }
@@ -983,7 +996,7 @@ impl<'a> Locked<'a> {
     /// Visit the shards of `db` in order, read-only, until `visit` returns false.
     pub fn walk_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
         for i in 0..self.shard_count(db) {
-            if !self.with_shard(db, i, |s, _| visit(s)) {
+            if !self.with_shard(db, i, |s, _, _| visit(s)) {
                 break;
             }
         }
@@ -1067,7 +1080,7 @@ impl<'a> Locked<'a> {
         let now = self.now;
         while shard < shards {
             let ks = self.ks;
-            let scan = |s: &mut Shard, changes: &mut Changes| {
+            let scan = |s: &mut Shard, bit: TtlBit, changes: &mut Changes| {
                 let mut cands: Vec<(u64, u64, Vec<u8>)> = s
                     .iter()
                     .map(|e| (hash_key(e.key()), e))
@@ -1085,7 +1098,7 @@ impl<'a> Locked<'a> {
                     next = Some(cut_pos);
                 }
                 for (_, h, key) in &cands[..end] {
-                    match s.lookup(*h, key, now) {
+                    match s.lookup(*h, key, now, bit) {
                         Lookup::Live(e, _) => visit(e),
                         Lookup::Expired(e) => {
                             ks.copy_on_write_removed(db, shard, *h, &e);
@@ -1157,11 +1170,11 @@ impl<'a> Locked<'a> {
                 continue;
             }
             let ks = self.ks;
-            let pick = |s: &mut Shard, changes: &mut Changes| {
+            let pick = |s: &mut Shard, bit: TtlBit, changes: &mut Changes| {
                 for _ in 0..100 {
                     let key = s.random_key()?.key().to_vec();
                     let h = hash_key(&key);
-                    match s.lookup(h, &key, now) {
+                    match s.lookup(h, &key, now, bit) {
                         Lookup::Live(..) => return Some(key),
                         Lookup::Expired(e) => {
                             ks.copy_on_write_removed(db, i, h, &e);
@@ -1197,8 +1210,8 @@ impl<'a> Locked<'a> {
     pub fn expire_sample(&mut self, db: usize, index: usize, max: usize) -> (usize, usize, bool) {
         let now = now_ms();
         let ks = self.ks;
-        self.with_shard(db, index, |s, changes| {
-            s.expire_sample(max, now, |h, e| {
+        self.with_shard(db, index, |s, bit, changes| {
+            s.expire_sample(max, now, bit, |h, e| {
                 ks.copy_on_write_removed(db, index, h, &e);
                 changes.record(db, e.key(), Event::EXPIRED)
             })
@@ -1211,6 +1224,8 @@ impl<'a> Locked<'a> {
 pub struct EntryMut<'l> {
     entry: &'l mut Entry,
     expires: &'l mut Expires,
+    /// The shard's TTL bit, for `expires`.
+    bit: TtlBit<'l>,
     changes: &'l mut Changes,
     db: usize,
     event: Event,
@@ -1273,7 +1288,7 @@ impl EntryMut<'_> {
     /// Set or clear the TTL.
     pub fn set_expire(&mut self, expire_at: i64) {
         self.changed = true;
-        set_expire_indexed(self.entry, self.expires, expire_at);
+        set_expire_indexed(self.entry, self.expires, self.bit, expire_at);
     }
 
     /// Record this event instead of the one given at lookup (a command whose event
@@ -1313,6 +1328,13 @@ mod tests {
             p.key(ks, db, k);
         }
         ks.lock(&mut p, db, changes)
+    }
+
+    /// Every shard of every database held.
+    fn locked_all<'a>(ks: &'a Keyspace, changes: &'a mut Changes) -> Locked<'a> {
+        let mut p = Plan::new();
+        p.all();
+        ks.lock(&mut p, 0, changes)
     }
 
     fn names(c: &Changes) -> Vec<(String, &'static str)> {
@@ -1529,10 +1551,8 @@ mod tests {
     #[test]
     fn flush_and_swap() {
         let ks = ks();
-        let mut p = Plan::new();
-        p.all();
         let mut c = Changes::default();
-        let mut l = ks.lock(&mut p, 0, &mut c);
+        let mut l = locked_all(&ks, &mut c);
         l.insert(b"x", StrRef::encode(b"v"), NO_EXPIRE, Event::NONE);
         l.swap_dbs(0, 1);
         assert_eq!((l.len_in(0), l.len_in(1)), (0, 1));
@@ -1543,6 +1563,84 @@ mod tests {
             l.changes.db_changes,
             vec![DbChange::Swapped(0, 1), DbChange::Flushed(1)]
         );
+    }
+
+    /// Every path that changes a shard's TTL index hands it its own bit: the databases'
+    /// maps say exactly which shards hold keys with a TTL.
+    #[test]
+    fn ttl_bits_follow_every_write_path() {
+        let ks = ks();
+        let mut c = Changes::default();
+        let mut l = locked_all(&ks, &mut c);
+        let check = |l: &mut Locked| {
+            for db in 0..2 {
+                let mut i = 0;
+                l.walk_in(db, |s| {
+                    let bit = ks.db(db).shard_has_expires(i);
+                    assert_eq!(bit, s.expires_len() > 0, "db {db} shard {i}");
+                    i += 1;
+                    true
+                });
+            }
+        };
+        let later = l.now() + 100_000;
+        let key = |i: usize| format!("k{i}").into_bytes();
+        for i in 0..40 {
+            let at = if i % 2 == 0 { later } else { NO_EXPIRE };
+            l.insert(&key(i), StrRef::encode(b"v"), at, Event::NONE);
+        }
+        check(&mut l);
+        assert!(ks.db(0).has_expires() && !ks.db(1).has_expires());
+        for i in 0..40 {
+            let at = if i % 4 == 0 { NO_EXPIRE } else { later };
+            l.set_expire(&key(i), at, Event::NONE);
+        }
+        check(&mut l);
+        for i in 0..20 {
+            l.remove(&key(i), Event::DEL);
+        }
+        check(&mut l);
+        for i in 20..40 {
+            l.insert(&key(i), StrRef::encode(b"v"), 1, Event::NONE);
+        }
+        check(&mut l);
+        for i in 20..30 {
+            assert!(l.get(&key(i)).is_none());
+        }
+        check(&mut l);
+        l.swap_dbs(0, 1);
+        check(&mut l);
+        assert!(!ks.db(0).has_expires() && ks.db(1).has_expires());
+        l.set_db(1);
+        assert_eq!(l.random_key_in(1), None); // only expired keys there
+        check(&mut l);
+        for i in 0..40 {
+            l.insert(&key(i), StrRef::encode(b"v"), 1, Event::NONE);
+        }
+        assert_eq!(l.scan_in(1, 0, 1_000, |_| {}), 0);
+        check(&mut l);
+        assert!(!ks.db(1).has_expires());
+        for i in 0..40 {
+            l.insert(&key(i), StrRef::encode(b"v"), 1, Event::NONE);
+        }
+        check(&mut l);
+        for i in 0..l.shard_count(1) {
+            l.expire_sample(1, i, 100);
+        }
+        check(&mut l);
+        assert!(!ks.db(1).has_expires());
+        for db in 0..2 {
+            l.set_db(db);
+            for i in 0..40 {
+                l.insert(&key(i), StrRef::encode(b"v"), later, Event::NONE);
+            }
+        }
+        check(&mut l);
+        l.flush_db(0);
+        check(&mut l);
+        assert!(!ks.db(0).has_expires() && ks.db(1).has_expires());
+        l.flush_db(1);
+        assert!(!ks.db(1).has_expires());
     }
 
     #[test]

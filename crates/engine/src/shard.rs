@@ -1,12 +1,11 @@
 //! One shard: a hash table of entries plus the keys that carry a TTL.
 
 pub use crate::entry::{Entry, NO_EXPIRE};
-use crate::ttl_map::{TtlMap, TtlSlot};
+use crate::ttl_map::TtlBit;
 use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
 use indexmap::IndexSet;
 use rand::Rng;
-use std::sync::Arc;
 
 /// Hash the way the whole keyspace does; the same key always gets the same hash in one
 /// process (shard choice, table slot and SCAN order all derive from it).
@@ -20,12 +19,11 @@ pub fn hash_key(key: &[u8]) -> u64 {
 }
 
 /// The keys of a shard that carry a TTL. Reads go to the set itself (`Deref`); every
-/// change goes through a method here, which sets the shard's bit in its database's
-/// [`crate::ttl_map::TtlMap`] when the set goes from or to empty.
+/// change goes through a method here, given the shard's bit in its database's
+/// [`crate::ttl_map::TtlMap`], which it sets or clears when the set goes from or to empty.
 #[derive(Default)]
 pub(crate) struct Expires {
     keys: IndexSet<Box<[u8]>, foldhash::fast::FixedState>,
-    slot: TtlSlot,
 }
 
 impl std::ops::Deref for Expires {
@@ -37,26 +35,26 @@ impl std::ops::Deref for Expires {
 }
 
 impl Expires {
-    pub(crate) fn insert(&mut self, key: Box<[u8]>) -> bool {
+    pub(crate) fn insert(&mut self, key: Box<[u8]>, bit: TtlBit) -> bool {
         let added = self.keys.insert(key);
         if added && self.keys.len() == 1 {
-            self.slot.set(true);
+            bit.set(true);
         }
         added
     }
 
-    pub(crate) fn swap_remove(&mut self, key: &[u8]) -> bool {
+    pub(crate) fn swap_remove(&mut self, key: &[u8], bit: TtlBit) -> bool {
         let removed = self.keys.swap_remove(key);
         if removed && self.keys.is_empty() {
-            self.slot.set(false);
+            bit.set(false);
         }
         removed
     }
 
-    fn swap_remove_index(&mut self, i: usize) -> Option<Box<[u8]>> {
+    fn swap_remove_index(&mut self, i: usize, bit: TtlBit) -> Option<Box<[u8]>> {
         let key = self.keys.swap_remove_index(i);
         if key.is_some() && self.keys.is_empty() {
-            self.slot.set(false);
+            bit.set(false);
         }
         key
     }
@@ -65,18 +63,19 @@ impl Expires {
         self.keys.swap_indices(a, b);
     }
 
-    fn clear(&mut self) {
+    fn clear(&mut self, bit: TtlBit) {
         if !self.keys.is_empty() {
             self.keys.clear();
-            self.slot.set(false);
+            bit.set(false);
         }
     }
 
-    /// Exchange the keys with `other`, each keeping its place (its bit) in its database.
-    fn swap_keys(&mut self, other: &mut Expires) {
+    /// Exchange the keys with `other`, each keeping its place (its bit, `bit` and
+    /// `other_bit`) in its database.
+    fn swap_keys(&mut self, other: &mut Expires, bit: TtlBit, other_bit: TtlBit) {
         std::mem::swap(&mut self.keys, &mut other.keys);
-        self.slot.set(!self.keys.is_empty());
-        other.slot.set(!other.keys.is_empty());
+        bit.set(!self.keys.is_empty());
+        other_bit.set(!other.keys.is_empty());
     }
 }
 
@@ -88,16 +87,21 @@ pub(crate) enum Lookup<'a> {
     Missing,
 }
 
-/// Set or clear an entry's expiry, keeping the shard's TTL index in step.
-pub(crate) fn set_expire_indexed(e: &mut Entry, expires: &mut Expires, expire_at: i64) {
+/// Set or clear an entry's expiry, keeping the shard's TTL index (and its `bit`) in step.
+pub(crate) fn set_expire_indexed(
+    e: &mut Entry,
+    expires: &mut Expires,
+    bit: TtlBit,
+    expire_at: i64,
+) {
     let had = e.expire_at() != NO_EXPIRE;
     e.set_expire_at(expire_at);
     match (had, expire_at != NO_EXPIRE) {
         (false, true) => {
-            expires.insert(e.key().into());
+            expires.insert(e.key().into(), bit);
         }
         (true, false) => {
-            expires.swap_remove(e.key());
+            expires.swap_remove(e.key(), bit);
         }
         _ => {}
     }
@@ -168,17 +172,6 @@ impl Shard {
         self.expires.capacity()
     }
 
-    /// An empty shard, shard `index` of the database whose [`TtlMap`] is `map`.
-    pub(crate) fn in_db(map: &Arc<TtlMap>, index: usize) -> Shard {
-        Shard {
-            expires: Expires {
-                slot: TtlSlot::new(map, index),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
-
     /// Bytes of the shard's tables (MEMORY STATS): the key table's slots, and the TTL
     /// index with its copies of the keys (estimated from the first few keys).
     pub fn table_bytes(&self) -> (usize, usize) {
@@ -191,14 +184,15 @@ impl Shard {
     }
 
     /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.
+    /// `bit`: the shard's (as for every change below).
     #[inline]
-    pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64) -> Lookup<'_> {
+    pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, bit: TtlBit) -> Lookup<'_> {
         let Ok(slot) = self.table.find_entry(h, |e| e.key() == key) else {
             return Lookup::Missing;
         };
         if slot.get().is_expired(now_ms) {
             let (e, _) = slot.remove();
-            self.expires.swap_remove(key);
+            self.expires.swap_remove(key, bit);
             return Lookup::Expired(e);
         }
         Lookup::Live(slot.into_mut(), &mut self.expires)
@@ -218,18 +212,20 @@ impl Shard {
         key: &[u8],
         value: impl Into<crate::value::ValueRef<'v>>,
         expire_at: i64,
+        bit: TtlBit,
     ) -> Option<Entry> {
         self.insert_entry(
             h,
             Entry::new(key, value, expire_at, crate::clock::lru_clock()),
+            bit,
         )
     }
 
     /// Put a whole entry in (MOVE, RENAME, COPY, RESTORE), returning the previous one.
-    pub(crate) fn insert_entry(&mut self, h: u64, entry: Entry) -> Option<Entry> {
+    pub(crate) fn insert_entry(&mut self, h: u64, entry: Entry, bit: TtlBit) -> Option<Entry> {
         let has_ttl = entry.expire_at() != NO_EXPIRE;
         if has_ttl {
-            self.expires.insert(entry.key().into());
+            self.expires.insert(entry.key().into(), bit);
         }
         let old = match self.table.entry(h, |e| e.key() == entry.key(), rehash) {
             Slot::Occupied(mut o) => Some(std::mem::replace(o.get_mut(), entry)),
@@ -240,41 +236,41 @@ impl Shard {
         };
         if let Some(o) = &old {
             if !has_ttl && o.expire_at() != NO_EXPIRE {
-                self.expires.swap_remove(o.key());
+                self.expires.swap_remove(o.key(), bit);
             }
         }
         old
     }
 
-    pub(crate) fn remove(&mut self, h: u64, key: &[u8]) -> Option<Entry> {
+    pub(crate) fn remove(&mut self, h: u64, key: &[u8], bit: TtlBit) -> Option<Entry> {
         let (e, _) = self.table.find_entry(h, |e| e.key() == key).ok()?.remove();
         if e.expire_at() != NO_EXPIRE {
-            self.expires.swap_remove(key);
+            self.expires.swap_remove(key, bit);
         }
         Some(e)
     }
 
     /// Set or clear the expiry of an existing key. Returns false if the key is absent.
     #[cfg(test)]
-    pub(crate) fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64) -> bool {
+    pub(crate) fn set_expire(&mut self, h: u64, key: &[u8], expire_at: i64, bit: TtlBit) -> bool {
         let Some(e) = self.table.find_mut(h, |e| e.key() == key) else {
             return false;
         };
-        set_expire_indexed(e, &mut self.expires, expire_at);
+        set_expire_indexed(e, &mut self.expires, bit, expire_at);
         true
     }
 
     /// Drop everything, returning the old contents (so a caller may free them elsewhere).
-    pub(crate) fn take_all(&mut self) -> HashTable<Entry> {
-        self.expires.clear();
+    pub(crate) fn take_all(&mut self, bit: TtlBit) -> HashTable<Entry> {
+        self.expires.clear(bit);
         std::mem::take(&mut self.table)
     }
 
-    /// Swap contents with another shard (SWAPDB); each keeps its place (its bit) in its
-    /// database's [`TtlMap`].
-    pub(crate) fn swap(&mut self, other: &mut Shard) {
+    /// Swap contents with another shard (SWAPDB); each keeps its place (its bit, `bit` and
+    /// `other_bit`) in its database's [`crate::ttl_map::TtlMap`].
+    pub(crate) fn swap(&mut self, other: &mut Shard, bit: TtlBit, other_bit: TtlBit) {
         std::mem::swap(&mut self.table, &mut other.table);
-        self.expires.swap_keys(&mut other.expires);
+        self.expires.swap_keys(&mut other.expires, bit, other_bit);
         std::mem::swap(&mut self.expire_cursor, &mut other.expire_cursor);
     }
 
@@ -293,6 +289,7 @@ impl Shard {
         &mut self,
         max: usize,
         now_ms: i64,
+        bit: TtlBit,
         mut expired_entry: impl FnMut(u64, Entry),
     ) -> (usize, usize, bool) {
         let mut rng = rand::thread_rng();
@@ -321,7 +318,7 @@ impl Shard {
                 continue;
             }
             // The last key, not checked yet, moves into position `j`.
-            if let Some(key) = self.expires.swap_remove_index(j) {
+            if let Some(key) = self.expires.swap_remove_index(j, bit) {
                 if let Ok(slot) = self.table.find_entry(h, |e| e.key() == &*key) {
                     expired_entry(h, slot.remove().0);
                 }
@@ -390,8 +387,11 @@ mod tests {
     use super::*;
     use crate::value::{StrRef, ValueRef};
 
+    /// A shard of its own.
+    const NONE: TtlBit = TtlBit::NONE;
+
     fn put(s: &mut Shard, k: &[u8], v: &[u8], expire: i64) -> Option<Entry> {
-        s.insert(hash_key(k), k, StrRef::encode(v), expire)
+        s.insert(hash_key(k), k, StrRef::encode(v), expire, NONE)
     }
 
     #[test]
@@ -409,29 +409,32 @@ mod tests {
         // Replacing without a TTL forgets it.
         put(&mut s, b"k7", b"x", NO_EXPIRE);
         assert_eq!(s.expires_len(), 0);
-        assert!(s.set_expire(h, b"k7", 50));
-        assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50));
+        assert!(s.set_expire(h, b"k7", 50, NONE));
+        assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50, NONE));
         assert_eq!(s.expires_len(), 1);
         // Lazy expiry on lookup.
-        assert!(matches!(s.lookup(h, b"k7", 49), Lookup::Live(..)));
-        assert!(matches!(s.lookup(h, b"k7", 50), Lookup::Expired(_)));
-        assert!(matches!(s.lookup(h, b"k7", 50), Lookup::Missing));
+        assert!(matches!(s.lookup(h, b"k7", 49, NONE), Lookup::Live(..)));
+        assert!(matches!(s.lookup(h, b"k7", 50, NONE), Lookup::Expired(_)));
+        assert!(matches!(s.lookup(h, b"k7", 50, NONE), Lookup::Missing));
         assert_eq!((s.len(), s.expires_len()), (299, 0));
-        let e = s.remove(hash_key(b"k1"), b"k1").unwrap();
+        let e = s.remove(hash_key(b"k1"), b"k1", NONE).unwrap();
         assert_eq!(e.key(), b"k1");
-        assert!(s.remove(hash_key(b"k1"), b"k1").is_none());
+        assert!(s.remove(hash_key(b"k1"), b"k1", NONE).is_none());
         // A renamed entry keeps its TTL and is found under its new key.
-        let e = s.remove(hash_key(b"k2"), b"k2").unwrap();
-        s.insert_entry(hash_key(b"k2"), e);
-        s.set_expire(hash_key(b"k2"), b"k2", 1_000);
-        let e = s.remove(hash_key(b"k2"), b"k2").unwrap().with_key(b"moved");
-        s.insert_entry(hash_key(b"moved"), e);
+        let e = s.remove(hash_key(b"k2"), b"k2", NONE).unwrap();
+        s.insert_entry(hash_key(b"k2"), e, NONE);
+        s.set_expire(hash_key(b"k2"), b"k2", 1_000, NONE);
+        let e = s
+            .remove(hash_key(b"k2"), b"k2", NONE)
+            .unwrap()
+            .with_key(b"moved");
+        s.insert_entry(hash_key(b"moved"), e, NONE);
         assert_eq!(
             s.peek(hash_key(b"moved"), b"moved").unwrap().expire_at(),
             1_000
         );
         assert_eq!(s.expires_len(), 1);
-        let all = s.take_all();
+        let all = s.take_all(NONE);
         assert_eq!((all.len(), s.len(), s.expires_len()), (298, 0, 0));
     }
 
@@ -444,67 +447,72 @@ mod tests {
         }
         put(&mut s, b"forever", b"v", NO_EXPIRE);
         // Two steps of 20 and a third check each of the 50 keys once.
-        let a = s.expire_sample(20, 500, |_, e| drop(e));
-        let b = s.expire_sample(20, 500, |_, e| drop(e));
+        let a = s.expire_sample(20, 500, NONE, |_, e| drop(e));
+        let b = s.expire_sample(20, 500, NONE, |_, e| drop(e));
         assert!(!a.2 && !b.2);
-        let c = s.expire_sample(20, 500, |_, e| drop(e));
+        let c = s.expire_sample(20, 500, NONE, |_, e| drop(e));
         assert_eq!(c.0, 10);
         assert_eq!((a.0 + b.0 + c.0, a.1 + b.1 + c.1, c.2), (50, 25, true));
         assert_eq!((s.len(), s.expires_len()), (26, 25));
         // The next sweep starts over and finds nothing more to delete.
-        assert_eq!(s.expire_sample(100, 500, |_, e| drop(e)), (25, 0, true));
+        assert_eq!(
+            s.expire_sample(100, 500, NONE, |_, e| drop(e)),
+            (25, 0, true)
+        );
     }
 }
 
 #[cfg(test)]
 mod ttl_map_tests {
     use super::*;
+    use crate::ttl_map::TtlMap;
     use crate::value::StrRef;
 
-    fn put(s: &mut Shard, k: &[u8], expire: i64) {
-        s.insert(hash_key(k), k, StrRef::encode(b"v"), expire);
+    fn put(s: &mut Shard, bit: TtlBit, k: &[u8], expire: i64) {
+        s.insert(hash_key(k), k, StrRef::encode(b"v"), expire, bit);
     }
 
     /// A shard's bit follows its TTL index through every change: set while it holds keys.
     #[test]
     fn bits_follow_the_ttl_index() {
-        let map = Arc::new(TtlMap::new(2));
-        let (mut s, mut t) = (Shard::in_db(&map, 0), Shard::in_db(&map, 1));
+        let map = TtlMap::new(2);
+        let (sb, tb) = (TtlBit::new(&map, 0), TtlBit::new(&map, 1));
+        let (mut s, mut t) = (Shard::default(), Shard::default());
         let check = |s: &Shard, i: usize| assert_eq!(map.has(i), s.expires_len() > 0);
-        put(&mut s, b"plain", NO_EXPIRE);
+        put(&mut s, sb, b"plain", NO_EXPIRE);
         check(&s, 0);
         assert!(!map.any());
-        put(&mut s, b"a", 100);
-        put(&mut s, b"b", 100);
-        put(&mut s, b"c", 1_000);
+        put(&mut s, sb, b"a", 100);
+        put(&mut s, sb, b"b", 100);
+        put(&mut s, sb, b"c", 1_000);
         check(&s, 0);
-        put(&mut s, b"c", NO_EXPIRE); // replaced without a TTL
-        s.set_expire(hash_key(b"plain"), b"plain", 1_000);
-        s.set_expire(hash_key(b"plain"), b"plain", NO_EXPIRE);
-        s.remove(hash_key(b"b"), b"b");
+        put(&mut s, sb, b"c", NO_EXPIRE); // replaced without a TTL
+        s.set_expire(hash_key(b"plain"), b"plain", 1_000, sb);
+        s.set_expire(hash_key(b"plain"), b"plain", NO_EXPIRE, sb);
+        s.remove(hash_key(b"b"), b"b", sb);
         check(&s, 0);
         assert!(matches!(
-            s.lookup(hash_key(b"a"), b"a", 100),
+            s.lookup(hash_key(b"a"), b"a", 100, sb),
             Lookup::Expired(_)
         ));
         check(&s, 0);
         assert!(!map.any());
-        put(&mut s, b"d", 10);
-        put(&mut s, b"e", 10);
-        put(&mut t, b"x", 1_000);
+        put(&mut s, sb, b"d", 10);
+        put(&mut s, sb, b"e", 10);
+        put(&mut t, tb, b"x", 1_000);
         check(&s, 0);
         check(&t, 1);
         // SWAPDB: the contents move, each place keeps its bit.
         let mut u = Shard::default();
-        s.swap(&mut u);
+        s.swap(&mut u, sb, TtlBit::NONE);
         check(&s, 0);
         assert!(!map.has(0) && map.has(1));
-        s.swap(&mut u);
+        u.swap(&mut s, TtlBit::NONE, sb);
         check(&s, 0);
-        s.expire_sample(100, 500, |_, e| drop(e));
+        s.expire_sample(100, 500, sb, |_, e| drop(e));
         check(&s, 0);
         assert!(!map.has(0));
-        t.take_all();
+        t.take_all(tb);
         check(&t, 1);
         assert!(!map.any());
     }

@@ -158,6 +158,7 @@ mod tests {
                 b"k",
                 crate::StrRef::encode(b"v"),
                 crate::NO_EXPIRE,
+                crate::ttl_map::TtlBit::NONE,
             );
             // Not yet published while held.
             assert_eq!(l.figures().keys, 0);

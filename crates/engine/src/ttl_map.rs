@@ -5,10 +5,11 @@
 //! A shard's TTL index ([`crate::shard`]'s `Expires`) sets or clears its bit when it goes
 //! from or to empty, under the shard's lock (one writer per bit at a time, so the bit is
 //! exact); a reader may see it a moment late, and the cycle then finds the shard on its
-//! next pass.
+//! next pass. A shard keeps no pointer to its bit: whoever modifies a shard holds it by
+//! its index in its database, and hands the shard a [`TtlBit`] with each change that may
+//! flip it.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// One database's bits (shard `i` is bit `i % 64` of word `i / 64`).
 pub struct TtlMap {
@@ -50,27 +51,33 @@ impl TtlMap {
     }
 }
 
-/// A shard's place in its database's [`TtlMap`] (none: a shard of its own, in tests and
-/// file writers).
-#[derive(Clone, Default)]
-pub(crate) struct TtlSlot {
-    map: Option<Arc<TtlMap>>,
-    index: u32,
+/// A shard's bit: its database's [`TtlMap`] and its index there ([`TtlBit::NONE`]: a
+/// shard of its own, in tests and file writers).
+#[derive(Clone, Copy)]
+pub(crate) struct TtlBit<'a> {
+    map: Option<&'a TtlMap>,
+    index: usize,
 }
 
-impl TtlSlot {
-    pub(crate) fn new(map: &Arc<TtlMap>, index: usize) -> TtlSlot {
-        TtlSlot {
-            map: Some(map.clone()),
-            index: index as u32,
+impl<'a> TtlBit<'a> {
+    #[cfg(test)]
+    pub(crate) const NONE: TtlBit<'static> = TtlBit {
+        map: None,
+        index: 0,
+    };
+
+    pub(crate) fn new(map: &'a TtlMap, index: usize) -> TtlBit<'a> {
+        TtlBit {
+            map: Some(map),
+            index,
         }
     }
 
     /// The shard's TTL index is now empty (`false`) or not.
     #[inline]
-    pub(crate) fn set(&self, has_keys: bool) {
-        if let Some(m) = &self.map {
-            m.set(self.index as usize, has_keys);
+    pub(crate) fn set(self, has_keys: bool) {
+        if let Some(m) = self.map {
+            m.set(self.index, has_keys);
         }
     }
 }
@@ -81,9 +88,9 @@ mod tests {
 
     #[test]
     fn bits() {
-        let m = Arc::new(TtlMap::new(130));
+        let m = TtlMap::new(130);
         assert!(!m.any());
-        let (a, b) = (TtlSlot::new(&m, 3), TtlSlot::new(&m, 129));
+        let (a, b) = (TtlBit::new(&m, 3), TtlBit::new(&m, 129));
         a.set(true);
         b.set(true);
         assert!(m.has(3) && m.has(129) && !m.has(4) && !m.has(64) && !m.has(1000));
@@ -91,6 +98,6 @@ mod tests {
         assert!(!m.has(3) && m.any());
         b.set(false);
         assert!(!m.any());
-        TtlSlot::default().set(true);
+        TtlBit::NONE.set(true);
     }
 }

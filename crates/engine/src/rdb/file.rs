@@ -473,6 +473,7 @@ mod tests {
             shard.insert_entry(
                 hash_key(k),
                 Entry::new(k, ValueRef::Str(crate::value::StrRef::encode(v)), *exp, 0),
+                crate::ttl_map::TtlBit::NONE,
             );
         }
         let mut fw = FileWriter::new(
