@@ -360,6 +360,17 @@ pub type GiveUp<'f> = dyn Fn(Scope, &[(u32, u32)]) -> bool + 'f;
 /// How long a wait for a busy shard lasts before asking whether to give up.
 pub const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// How long a walk waits for a shard another command holds.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// Until it is free.
+    Always,
+    /// One [`WAIT_SLICE`].
+    Slice,
+    /// Not at all.
+    Never,
+}
+
 /// Lock `m`, asking `give_up` every [`WAIT_SLICE`] while it is busy; a wait (taken or
 /// given up) is counted in `waits`.
 #[inline]
@@ -627,18 +638,10 @@ impl<'a> Locked<'a> {
         index: usize,
         f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
     ) -> R {
-        let ks = self.ks;
-        let d = ks.db(db);
-        let per_db = d.shard_count();
-        if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
-            return f(s, d.ttl_bit(index), &mut *self.changes);
+        match self.shard_then(db, index, Wait::Always, f) {
+            Some(r) => r,
+            None => unreachable!("a shard waited for is always taken"),
         }
-        assert!(
-            self.guards.is_empty(),
-            "walking db {db} while holding other shards"
-        );
-        let mut g = d.shards[index].lock_counted(&ks.lock_waits);
-        f(&mut g, d.ttl_bit(index), &mut *self.changes)
     }
 
     /// Does this command hold shard `index` of `db`?
@@ -657,6 +660,19 @@ impl<'a> Locked<'a> {
         slice: bool,
         f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
     ) -> Option<R> {
+        let wait = if slice { Wait::Slice } else { Wait::Never };
+        self.shard_then(db, index, wait, f)
+    }
+
+    /// `f` on shard `index` of `db`: the held one, or locked as `wait` says (None: not
+    /// taken).
+    fn shard_then<R>(
+        &mut self,
+        db: usize,
+        index: usize,
+        wait: Wait,
+        f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
+    ) -> Option<R> {
         let ks = self.ks;
         let d = ks.db(db);
         let per_db = d.shard_count();
@@ -668,9 +684,10 @@ impl<'a> Locked<'a> {
             "walking db {db} while holding other shards"
         );
         let m = &d.shards[index];
-        let mut g = match slice {
-            true => acquire(m, &|| true, &ks.lock_waits)?,
-            false => m.try_lock()?,
+        let mut g = match wait {
+            Wait::Always => m.lock_counted(&ks.lock_waits),
+            Wait::Slice => acquire(m, &|| true, &ks.lock_waits)?,
+            Wait::Never => m.try_lock()?,
         };
         Some(f(&mut g, d.ttl_bit(index), &mut *self.changes))
     }
