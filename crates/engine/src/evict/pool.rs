@@ -18,6 +18,7 @@
 use super::access;
 use crate::entry::Entry;
 use crate::keyspace::Keyspace;
+use crate::shard::Shard;
 use rand::Rng;
 
 /// Candidates kept between calls (EVPOOL_SIZE).
@@ -215,7 +216,8 @@ impl Pool {
     }
 
     /// A random key (with a TTL, for `volatile`), trying the databases in turn from the
-    /// one after the last pick (the random policies).
+    /// one after the last pick (the random policies). None only when each database was
+    /// seen empty under its shards' locks.
     pub fn random(&mut self, ks: &Keyspace, volatile: bool) -> Option<Candidate> {
         let n = ks.len();
         for _ in 0..n {
@@ -231,20 +233,53 @@ impl Pool {
                 .chain((0..PROBES).filter_map(|_| nonempty_shard(ks, db, volatile, Some(1))))
                 .find_map(|j| shards[j].try_lock())
                 .unwrap_or_else(|| shards[i].lock());
-            let mut found = None;
-            shard.sample(1, volatile, |e| {
-                found = Some(Candidate {
-                    db,
-                    key: e.key().to_vec(),
-                    score: 0,
-                })
-            });
-            if found.is_some() {
-                return found;
+            if let Some(c) = random_key_of(&shard, db, volatile) {
+                return Some(c);
+            }
+            drop(shard);
+            // Its count was read without its lock: another thread evicting beside this one
+            // may have emptied it since. Not a reason to call a database full of keys empty
+            // (an -OOM where Redis evicts): look at every shard under its lock first.
+            if let Some(c) = random_key_walk(ks, db, volatile) {
+                return Some(c);
             }
         }
         None
     }
+}
+
+/// A random key of the first shard of `db` found holding one under its lock, from a random
+/// shard on; shards other commands hold are waited for last, only if no other had a key.
+fn random_key_walk(ks: &Keyspace, db: usize, volatile: bool) -> Option<Candidate> {
+    let shards = &ks.db(db).shards;
+    let n = shards.len();
+    let start = rand::thread_rng().gen_range(0..n);
+    let mut busy = Vec::new();
+    for j in (0..n).map(|i| (start + i) % n) {
+        match shards[j].try_lock() {
+            Some(shard) => {
+                if let Some(c) = random_key_of(&shard, db, volatile) {
+                    return Some(c);
+                }
+            }
+            None => busy.push(j),
+        }
+    }
+    busy.into_iter()
+        .find_map(|j| random_key_of(&shards[j].lock(), db, volatile))
+}
+
+/// A random key of `shard` (of database `db`; with a TTL, for `volatile`), if it holds one.
+fn random_key_of(shard: &Shard, db: usize, volatile: bool) -> Option<Candidate> {
+    let mut found = None;
+    shard.sample(1, volatile, |e| {
+        found = Some(Candidate {
+            db,
+            key: e.key().to_vec(),
+            score: 0,
+        })
+    });
+    found
 }
 
 #[cfg(test)]
@@ -292,6 +327,47 @@ mod tests {
             last = c.score;
             assert!(seen.insert(c.key));
         }
+    }
+
+    fn remove(ks: &Keyspace, db: usize, key: &[u8]) {
+        let mut changes = Changes::default();
+        let mut plan = Plan::new();
+        plan.key(ks, db, key);
+        ks.lock(&mut plan, db, &mut changes)
+            .remove_in(db, key, Event::EVICTED);
+    }
+
+    /// While other threads add and remove keys (as workers evicting side by side do), a
+    /// random pick never reports an empty keyspace while a key stays in it. It did when the
+    /// shard found holding a key was emptied before it was locked again to pick one (an
+    /// -OOM under allkeys-random with most of the keyspace still there).
+    #[test]
+    fn random_pick_survives_keys_vanishing_under_it() {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let ks = Keyspace::new(1, 64);
+        put(&ks, 0, b"stays", NO_EXPIRE, 0);
+        let stop = AtomicBool::new(false);
+        let misses = std::thread::scope(|scope| {
+            for t in 0..2 {
+                let (ks, stop) = (&ks, &stop);
+                scope.spawn(move || {
+                    let mut i = 0u32;
+                    while !stop.load(Relaxed) {
+                        let key = format!("flicker:{t}:{}", i % 256);
+                        put(ks, 0, key.as_bytes(), NO_EXPIRE, 0);
+                        remove(ks, 0, key.as_bytes());
+                        i = i.wrapping_add(1);
+                    }
+                });
+            }
+            let mut pool = Pool::default();
+            let misses = (0..20_000)
+                .filter(|_| pool.random(&ks, false).is_none())
+                .count();
+            stop.store(true, Relaxed);
+            misses
+        });
+        assert_eq!(misses, 0);
     }
 
     #[test]
