@@ -7,7 +7,9 @@
 //! it is skipped for a while, and only when every database looks empty are they walked
 //! shard by shard (so a nearly empty keyspace is still found, and 16 empty databases cost
 //! little). A database much sparser than the others (most shards empty) is therefore
-//! sampled less often than Redis would.
+//! sampled less often than Redis would. The random policies walk a database whose probes
+//! missed (so a sparse one has its turn, as in Redis) and skip one that walk found empty
+//! for a while: a database that gets keys meanwhile waits that long for its turn.
 //!
 //! Sampling locks one shard at a time and never two, so it runs beside commands on every
 //! worker without a global lock. A pool belongs to its caller (one per evicting thread);
@@ -216,36 +218,54 @@ impl Pool {
     }
 
     /// A random key (with a TTL, for `volatile`), trying the databases in turn from the
-    /// one after the last pick (the random policies). None only when each database was
-    /// seen empty under its shards' locks.
+    /// one after the last pick (the random policies). A database found empty is skipped
+    /// for [`QUIET_ROUNDS`] picks (else each pick would walk every shard of the 15 empty
+    /// databases of a default configuration); when all look empty, each is looked at again,
+    /// so None means every database was seen empty.
     pub fn random(&mut self, ks: &Keyspace, volatile: bool) -> Option<Candidate> {
         let n = ks.len();
+        self.quiet.resize(n, 0);
         for _ in 0..n {
             self.next_db = (self.next_db + 1) % n;
             let db = self.next_db;
-            let found = nonempty_shard(ks, db, volatile, Some(PROBES));
-            let Some(i) = found.or_else(|| nonempty_shard(ks, db, volatile, None)) else {
+            if self.quiet[db] > 0 {
+                self.quiet[db] -= 1;
                 continue;
-            };
-            // A shard another command holds: a few other random picks first, then wait.
-            let shards = &ks.db(db).shards;
-            let shard = std::iter::once(i)
-                .chain((0..PROBES).filter_map(|_| nonempty_shard(ks, db, volatile, Some(1))))
-                .find_map(|j| shards[j].try_lock())
-                .unwrap_or_else(|| shards[i].lock());
-            if let Some(c) = random_key_of(&shard, db, volatile) {
+            }
+            if let Some(c) = random_in(ks, db, volatile) {
                 return Some(c);
             }
-            drop(shard);
-            // Its count was read without its lock: another thread evicting beside this one
-            // may have emptied it since. Not a reason to call a database full of keys empty
-            // (an -OOM where Redis evicts): look at every shard under its lock first.
-            if let Some(c) = random_key_walk(ks, db, volatile) {
-                return Some(c);
-            }
+            self.quiet[db] = QUIET_ROUNDS;
         }
-        None
+        let found = (1..=n)
+            .map(|i| (self.next_db + i) % n)
+            .find_map(|db| random_in(ks, db, volatile));
+        if let Some(c) = &found {
+            self.quiet[c.db] = 0;
+            self.next_db = c.db;
+        }
+        found
     }
+}
+
+/// A random key of `db` (with a TTL, for `volatile`); None when it has none.
+fn random_in(ks: &Keyspace, db: usize, volatile: bool) -> Option<Candidate> {
+    let found = nonempty_shard(ks, db, volatile, Some(PROBES));
+    let i = found.or_else(|| nonempty_shard(ks, db, volatile, None))?;
+    // A shard another command holds: a few other random picks first, then wait.
+    let shards = &ks.db(db).shards;
+    let shard = std::iter::once(i)
+        .chain((0..PROBES).filter_map(|_| nonempty_shard(ks, db, volatile, Some(1))))
+        .find_map(|j| shards[j].try_lock())
+        .unwrap_or_else(|| shards[i].lock());
+    if let Some(c) = random_key_of(&shard, db, volatile) {
+        return Some(c);
+    }
+    drop(shard);
+    // Its count was read without its lock: another thread evicting beside this one may
+    // have emptied it since. Not a reason to call a database full of keys empty (an -OOM
+    // where Redis evicts): look at every shard under its lock first.
+    random_key_walk(ks, db, volatile)
 }
 
 /// A random key of the first shard of `db` found holding one under its lock, from a random
@@ -368,6 +388,27 @@ mod tests {
             misses
         });
         assert_eq!(misses, 0);
+    }
+
+    #[test]
+    fn random_skips_empty_databases_yet_finds_every_key() {
+        let ks = Keyspace::new(16, 64);
+        let mut pool = Pool::default();
+        // Every database seen empty, and skipped from now on...
+        assert!(pool.random(&ks, false).is_none());
+        // ...but still looked at before answering None: a lone key is found, and its
+        // database takes its turns again.
+        put(&ks, 3, b"lone", NO_EXPIRE, 0);
+        for _ in 0..20 {
+            let c = pool.random(&ks, false).unwrap();
+            assert_eq!((c.db, c.key.as_slice()), (3, &b"lone"[..]));
+        }
+        assert_eq!(pool.quiet[3], 0);
+        assert!(pool
+            .quiet
+            .iter()
+            .enumerate()
+            .all(|(db, &q)| db == 3 || q > 0));
     }
 
     #[test]
