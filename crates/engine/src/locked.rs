@@ -184,6 +184,16 @@ pub struct Locked<'a> {
     pub changes: &'a mut Changes,
 }
 
+impl Drop for Locked<'_> {
+    /// Release the shards, then drop the big values freed under them (see
+    /// [`crate::release::defer`]).
+    #[inline]
+    fn drop(&mut self) {
+        self.guards.clear();
+        crate::release::drain();
+    }
+}
+
 impl Keyspace {
     /// Take the plan's locks in ascending (db, shard) order. `db` is the database that
     /// key lookups without an explicit one use; `changes` is an empty buffer to record

@@ -64,7 +64,7 @@ pub static LAZY_SERVER_DEL: AtomicBool = AtomicBool::new(false);
 
 /// What the keyspace lets go of by itself (lazy expiry, an overwritten value): freed in
 /// the background when its option says so and it is big, as Redis's dbAsyncDelete and
-/// freeObjAsync do; dropped here otherwise.
+/// freeObjAsync do; otherwise by this thread, a big one after its shard is released.
 pub fn release(entry: engine::Entry, why: engine::release::Why) {
     let lazy = match why {
         engine::release::Why::Expired => &LAZY_EXPIRE,
@@ -72,6 +72,17 @@ pub fn release(entry: engine::Entry, why: engine::release::Why) {
     };
     if lazy.load(Relaxed) {
         free(entry);
+    } else {
+        free_here(entry);
+    }
+}
+
+/// Free `entry` on this thread, as Redis frees a value inline; a big one once the
+/// command's shards are released (`engine::release::defer`), so its shard is not held
+/// while it is taken apart.
+pub fn free_here(entry: engine::Entry) {
+    if free_effort(entry.value()) > THRESHOLD {
+        engine::release::defer(entry);
     } else {
         drop(entry);
     }

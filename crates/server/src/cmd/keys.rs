@@ -32,8 +32,9 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 ];
 
 /// DEL and UNLINK. UNLINK (and DEL with `lazyfree-lazy-user-del`) frees a big value on
-/// the lazyfree thread; a plain DEL of a big value frees it before replying, which the
-/// dispatcher runs on the background pool when it is past `offload-threshold`.
+/// the lazyfree thread; a plain DEL of a big value frees it before replying (after its
+/// shard is released), which the dispatcher runs on the background pool when it is past
+/// `offload-threshold`.
 fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
     let lazy = argv[0].eq_ignore_ascii_case(b"unlink")
         || ctx.srv.config.hot.lazyfree_lazy_user_del.load(Relaxed) != 0;
@@ -44,6 +45,8 @@ fn del(ctx: &mut Ctx, argv: &[&[u8]]) {
             n += 1;
             if lazy {
                 crate::lazyfree::free(e);
+            } else {
+                crate::lazyfree::free_here(e);
             }
         }
     }
