@@ -142,6 +142,15 @@ impl Table {
         self.find(b).is_some()
     }
 
+    /// Room for `n` members in all without growing.
+    pub fn reserve(&mut self, n: usize) {
+        let add = n.saturating_sub(self.members.len());
+        self.members.reserve(add);
+        let members = &self.members;
+        self.index
+            .reserve(add, |&i| hash(members[i as usize].as_bytes()));
+    }
+
     /// Add a member; false if it was there (or, never in practice, if the table already
     /// holds the most members its 4-byte positions can name).
     pub fn insert(&mut self, b: &[u8]) -> bool {
@@ -369,6 +378,14 @@ impl Set {
         match self {
             Set::Table(t) => t.insert(b),
             Set::Intset(_) => false,
+        }
+    }
+
+    /// Room for `n` members in all without growing, when a hash table (an intset is
+    /// left as it is: it stays small).
+    pub fn reserve(&mut self, n: usize) {
+        if let Set::Table(t) = self {
+            t.reserve(n);
         }
     }
 

@@ -509,6 +509,10 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
     if !diff {
         let mut out = Set::new();
         let mut buf = [0u8; 20];
+        // The union holds at least its largest input: a hash-table result gets that room
+        // at once instead of growing (rehashing) on the way there.
+        let largest = lens.iter().flatten().copied().max().unwrap_or(0);
+        let mut reserved = false;
         for (j, k) in keys.iter().enumerate() {
             if lens[j].is_none() {
                 continue;
@@ -516,6 +520,10 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
             if let Ok(Some(s)) = coll::peek::<Set>(ctx.keys, k) {
                 for e in s.iter() {
                     out.insert(e.as_bytes(&mut buf), &lim);
+                    if !reserved && out.encoding() == "hashtable" {
+                        out.reserve(largest);
+                        reserved = true;
+                    }
                 }
             }
         }
