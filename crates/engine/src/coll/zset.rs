@@ -225,14 +225,14 @@ impl ZSet {
     /// destination: a listpack when within both limits, else a skiplist.
     pub fn from_pairs(mut pairs: Vec<(Vec<u8>, f64)>, limits: &Limits) -> ZSet {
         let maxlen = pairs.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+        pairs.sort_by(|a, b| {
+            a.1.partial_cmp(&b.1)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| a.0.cmp(&b.0))
+        });
         if pairs.len() as u64 <= limits.zset_max_listpack_entries
             && maxlen as u64 <= limits.zset_max_listpack_value
         {
-            pairs.sort_by(|a, b| {
-                a.1.partial_cmp(&b.1)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then_with(|| a.0.cmp(&b.0))
-            });
             let mut lp = Listpack::new();
             let mut t = String::new();
             for (m, s) in &pairs {
@@ -242,10 +242,9 @@ impl ZSet {
             }
             ZSet::Listpack(lp)
         } else {
-            let mut sl = SkipList::new();
-            for (m, s) in pairs {
-                sl.insert(m.into_boxed_slice(), s);
-            }
+            // In order: the list is built by appending, without a walk per member.
+            let sl =
+                SkipList::from_sorted(pairs.into_iter().map(|(m, s)| (m.into_boxed_slice(), s)));
             ZSet::Skiplist(Box::new(sl))
         }
     }

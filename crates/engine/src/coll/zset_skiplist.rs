@@ -252,6 +252,54 @@ impl SkipList {
         self.index.insert(t, n);
     }
 
+    /// A list of `pairs` already in order (score, then member bytes) and distinct: each
+    /// goes after the last, linked from the last node of each of its levels, with no walk
+    /// from the head (a stored ZUNION/ZINTER/ZDIFF result, sorted once).
+    pub fn from_sorted(pairs: impl IntoIterator<Item = (Box<[u8]>, f64)>) -> SkipList {
+        let mut sl = SkipList::new();
+        // The last node at each level, and its rank (1-based; the head's is 0).
+        let mut last = [HEAD; MAX_LEVEL];
+        let mut last_rank = [0u32; MAX_LEVEL];
+        for (member, score) in pairs {
+            debug_assert!(
+                sl.tail == NIL || {
+                    let t = &sl.nodes[sl.tail as usize];
+                    before(t.score, &t.member, score, &member)
+                }
+            );
+            let lvl = sl.random_level();
+            let node = Node {
+                member,
+                score,
+                backward: sl.tail,
+                low: [Level { fwd: NIL, span: 0 }; INLINE],
+                lvl: sl.alloc_levels(lvl),
+                height: lvl as u8,
+            };
+            let n = sl.nodes.push_n(node, 1) as u32;
+            let rank = sl.len as u32 + 1;
+            for i in 0..lvl {
+                *sl.lv_mut(last[i], i) = Level {
+                    fwd: n,
+                    span: rank - last_rank[i],
+                };
+                *sl.lv_mut(n, i) = Level { fwd: NIL, span: 0 };
+                last[i] = n;
+                last_rank[i] = rank;
+            }
+            sl.level = sl.level.max(lvl);
+            sl.tail = n;
+            sl.len += 1;
+            let t = sl.tag(&sl.nodes[n as usize].member);
+            sl.index.insert(t, n);
+        }
+        // A level's last node spans to the end of the list (as zslInsert keeps it).
+        for i in 0..sl.level {
+            sl.lv_mut(last[i], i).span = sl.len as u32 - last_rank[i];
+        }
+        sl
+    }
+
     /// Link node `n` (member, score and height set; not in the list) in its place, as
     /// zslInsert does.
     fn link(&mut self, n: u32) {
@@ -639,6 +687,30 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn built_sorted_as_inserted(members in proptest::collection::btree_map(0u16..2000, -50i8..50, 0..400)) {
+            let mut model: BTreeMap<(Sc, Vec<u8>), ()> = BTreeMap::new();
+            for (m, s) in &members {
+                model.insert((Sc(f64::from(*s)), format!("m{m}").into_bytes()), ());
+            }
+            let mut sl = SkipList::from_sorted(
+                model.keys().map(|(s, m)| (m.clone().into_boxed_slice(), s.0)),
+            );
+            check(&sl, &model);
+            // Spans and links stay right for what comes after.
+            for k in 0..50u16 {
+                let m = format!("x{k}").into_bytes();
+                let s = f64::from(k % 7) * 10.0 - 30.0;
+                sl.insert(m.clone().into_boxed_slice(), s);
+                model.insert((Sc(s), m), ());
+            }
+            if let Some((s, m)) = model.keys().nth(model.len() / 2).cloned() {
+                assert_eq!(sl.remove(&m), Some(s.0));
+                model.remove(&(s, m));
+            }
+            check(&sl, &model);
+        }
+
         #[test]
         fn model(ops in proptest::collection::vec((0u8..4, 0u8..40, -5i8..5), 1..300)) {
             let mut sl = SkipList::new();

@@ -168,7 +168,11 @@ fn generic(ctx: &mut Ctx, argv: &[&[u8]], nk: usize, dst: Option<&[u8]>, op: Op,
     }
     let result: Vec<(Vec<u8>, f64)> = match op {
         Op::Union => {
-            let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
+            // Room for the largest input (the last in `order`) at once, and a fast hash:
+            // the accumulator is the union's whole cost for big inputs.
+            let largest = order.last().map_or(0, |&i| lens[i]);
+            let mut acc: HashMap<Vec<u8>, f64, foldhash::fast::RandomState> =
+                HashMap::with_capacity_and_hasher(largest, Default::default());
             for &i in &order {
                 let w = weights[i];
                 let pairs = with_input(ctx.keys, keys[i], |inp| inp.pairs());
