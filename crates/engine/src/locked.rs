@@ -660,22 +660,9 @@ impl<'a> Locked<'a> {
         held(&mut self.guards, self.scope, per_db, db, index).is_some()
     }
 
-    /// [`Locked::with_shard`] for walks that may stop early: a shard another command holds
-    /// (past one wait slice, with `slice`) is not waited for (None), so a worker never
-    /// waits out a long command on the offload pool.
-    fn try_with_shard<R>(
-        &mut self,
-        db: usize,
-        index: usize,
-        slice: bool,
-        f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
-    ) -> Option<R> {
-        let wait = if slice { Wait::Slice } else { Wait::Never };
-        self.shard_then(db, index, wait, f)
-    }
-
     /// `f` on shard `index` of `db`: the held one, or locked as `wait` says (None: not
-    /// taken).
+    /// taken). Walks that may stop early or skip a shard (`Wait::Slice`, `Wait::Never`)
+    /// never wait out a long command on the offload pool.
     fn shard_then<R>(
         &mut self,
         db: usize,
@@ -689,8 +676,9 @@ impl<'a> Locked<'a> {
         if let Some(s) = held(&mut self.guards, self.scope, per_db, db, index) {
             return Some(f(s, d.ttl_bit(index), &mut *self.changes));
         }
+        // Waiting for a shard while holding others could deadlock; a try cannot.
         assert!(
-            self.guards.is_empty(),
+            matches!(wait, Wait::Never) || self.guards.is_empty(),
             "walking db {db} while holding other shards"
         );
         let m = &d.shards[index];
@@ -1061,17 +1049,8 @@ impl<'a> Locked<'a> {
     /// `visit` returns false; shards another command holds are skipped (for estimates,
     /// such as INFO's avg_ttl, that must not wait on a long command).
     pub fn walk_free_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
-        let d = self.ks.db(db);
-        let per_db = d.shard_count();
-        for i in 0..per_db {
-            let go = match held(&mut self.guards, self.scope, per_db, db, i) {
-                Some(s) => visit(s),
-                None => match d.try_read_shard(i) {
-                    Some(g) => visit(&g),
-                    None => true,
-                },
-            };
-            if !go {
+        for i in 0..self.shard_count(db) {
+            if self.shard_then(db, i, Wait::Never, |s, _, _| visit(s)) == Some(false) {
                 break;
             }
         }
@@ -1140,13 +1119,13 @@ impl<'a> Locked<'a> {
             // A shard another command holds ends this call early, at that shard (SCAN may
             // return fewer than COUNT, even none, with a cursor to go on from), unless the
             // cursor would read 0, "done": then it is waited for.
-            let done = if shard == 0 && pos == 0 {
-                self.with_shard(db, shard, scan)
+            let wait = if shard == 0 && pos == 0 {
+                Wait::Always
             } else {
-                match self.try_with_shard(db, shard, true, scan) {
-                    Some(done) => done,
-                    None => break,
-                }
+                Wait::Slice
+            };
+            let Some(done) = self.shard_then(db, shard, wait, scan) else {
+                break;
             };
             match done {
                 (_, Some(cut_pos)) => {
@@ -1179,56 +1158,45 @@ impl<'a> Locked<'a> {
     pub fn random_key_in(&mut self, db: usize) -> Option<Vec<u8>> {
         let n = self.shard_count(db);
         let start = rand::random::<usize>() % n;
-        let now = self.now;
-        // Try random shards first, then sweep so a sparse keyspace still finds its keys.
+        // Every shard from a random one on, so a sparse keyspace still finds its keys.
         // Shards empty by their published counts are passed over without their locks, and
         // a shard another command holds is waited for only if no other one has a key.
         let mut busy = None;
-        for attempt in 0..=n {
-            let i = match attempt {
-                _ if attempt < n => (start + attempt) % n,
-                _ => match busy.take() {
-                    Some(i) => i,
-                    None => break,
-                },
-            };
-            if attempt < n && self.ks.db(db).shard_figures(i).keys == 0 && !self.holds_shard(db, i)
-            {
+        for i in (0..n).map(|a| (start + a) % n) {
+            if self.ks.db(db).shard_figures(i).keys == 0 && !self.holds_shard(db, i) {
                 continue;
             }
-            let ks = self.ks;
-            let pick = |s: &mut Shard, bit: TtlBit, changes: &mut Changes| {
-                for _ in 0..100 {
-                    let key = s.random_key()?.key().to_vec();
-                    let h = hash_key(&key);
-                    match s.lookup(h, &key, now, bit) {
-                        Lookup::Live(..) => return Some(key),
-                        Lookup::Expired(e) => {
-                            ks.copy_on_write_removed(db, i, h, &e);
-                            changes.record(db, &key, Event::EXPIRED);
-                            crate::release::release(e, crate::release::Why::Expired);
-                        }
-                        Lookup::Missing => return None,
-                    }
+            match self.random_key_of(db, i, Wait::Never) {
+                Some(Some(key)) => return Some(key),
+                Some(None) => {}
+                None => {
+                    busy.get_or_insert(i);
                 }
-                None
-            };
-            let found = if attempt < n {
-                match self.try_with_shard(db, i, false, pick) {
-                    Some(found) => found,
-                    None => {
-                        busy.get_or_insert(i);
-                        None
-                    }
-                }
-            } else {
-                self.with_shard(db, i, pick)
-            };
-            if found.is_some() {
-                return found;
             }
         }
-        None
+        self.random_key_of(db, busy?, Wait::Always).flatten()
+    }
+
+    /// A random live key of shard `index` of `db`, deleting expired keys it comes across
+    /// (outer None: the shard was busy and `wait` did not wait for it).
+    fn random_key_of(&mut self, db: usize, index: usize, wait: Wait) -> Option<Option<Vec<u8>>> {
+        let (ks, now) = (self.ks, self.now);
+        self.shard_then(db, index, wait, |s, bit, changes| {
+            for _ in 0..100 {
+                let key = s.random_key()?.key().to_vec();
+                let h = hash_key(&key);
+                match s.lookup(h, &key, now, bit) {
+                    Lookup::Live(..) => return Some(key),
+                    Lookup::Expired(e) => {
+                        ks.copy_on_write_removed(db, index, h, &e);
+                        changes.record(db, &key, Event::EXPIRED);
+                        crate::release::release(e, crate::release::Why::Expired);
+                    }
+                    Lookup::Missing => return None,
+                }
+            }
+            None
+        })
     }
 
     /// One step of the active expiry cycle on held shard `index` of `db`: check up to `max`

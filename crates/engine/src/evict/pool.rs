@@ -252,20 +252,14 @@ impl Pool {
 fn random_in(ks: &Keyspace, db: usize, volatile: bool) -> Option<Candidate> {
     let found = nonempty_shard(ks, db, volatile, Some(PROBES));
     let i = found.or_else(|| nonempty_shard(ks, db, volatile, None))?;
-    // A shard another command holds: a few other random picks first, then wait.
-    let shards = &ks.db(db).shards;
-    let shard = std::iter::once(i)
-        .chain((0..PROBES).filter_map(|_| nonempty_shard(ks, db, volatile, Some(1))))
-        .find_map(|j| shards[j].try_lock())
-        .unwrap_or_else(|| shards[i].lock());
-    if let Some(c) = random_key_of(&shard, db, volatile) {
-        return Some(c);
-    }
-    drop(shard);
-    // Its count was read without its lock: another thread evicting beside this one may
-    // have emptied it since. Not a reason to call a database full of keys empty (an -OOM
-    // where Redis evicts): look at every shard under its lock first.
-    random_key_walk(ks, db, volatile)
+    let picked = ks.db(db).shards[i]
+        .try_lock()
+        .and_then(|shard| random_key_of(&shard, db, volatile));
+    // The shard is held by another command, or its count, read without its lock, went
+    // stale (another thread evicting beside this one emptied it). Neither is a reason to
+    // call a database full of keys empty (an -OOM where Redis evicts): look at every
+    // shard under its lock, busy ones last.
+    picked.or_else(|| random_key_walk(ks, db, volatile))
 }
 
 /// A random key of the first shard of `db` found holding one under its lock, from a random

@@ -520,7 +520,7 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], diff: bool) -> Result<Set, &'static
             if let Ok(Some(s)) = coll::peek::<Set>(ctx.keys, k) {
                 for e in s.iter() {
                     out.insert(e.as_bytes(&mut buf), &lim);
-                    if !reserved && out.encoding() == "hashtable" {
+                    if !reserved && matches!(out, Set::Table(_)) {
                         out.reserve(largest);
                         reserved = true;
                     }
