@@ -7,6 +7,7 @@
 //! (`[varint field length][field][value]`), a 24-byte slot (the allocation, its hash and
 //! the next slot of its chain) and a 4-byte bucket head.
 
+use super::chunked::Chunked;
 use std::hash::BuildHasher;
 
 /// A link (a bucket head or a slot's `next`): slot index + 1, so that the empty link is 0
@@ -70,58 +71,9 @@ struct Slot {
     next: u32,
 }
 
-/// Slots per chunk of [`Slots`].
-const CHUNK: usize = 1024;
-
-/// The dense slot array, in chunks of [`CHUNK`] slots: growing never copies the slots
-/// already there (no pause, no doubling slack beyond one chunk).
-#[derive(Clone, Default)]
-struct Slots {
-    chunks: Vec<Vec<Slot>>,
-    len: usize,
-}
-
-impl Slots {
-    fn get(&self, i: usize) -> &Slot {
-        &self.chunks[i / CHUNK][i % CHUNK]
-    }
-
-    fn get_mut(&mut self, i: usize) -> &mut Slot {
-        &mut self.chunks[i / CHUNK][i % CHUNK]
-    }
-
-    fn push(&mut self, s: Slot) {
-        if self.len.is_multiple_of(CHUNK) && self.chunks.len() == self.len / CHUNK {
-            // The first chunk grows as a vector does (small tables stay small).
-            let cap = if self.len == 0 { 0 } else { CHUNK };
-            self.chunks.push(Vec::with_capacity(cap));
-        }
-        self.chunks[self.len / CHUNK].push(s);
-        self.len += 1;
-    }
-
-    /// Remove slot `i`, the last slot taking its place.
-    fn swap_remove(&mut self, i: usize) -> Slot {
-        let single = self.chunks.len() == 1;
-        let c = self.chunks.last_mut().expect("not empty");
-        let last = c.pop().expect("chunks are never left empty");
-        if c.is_empty() {
-            self.chunks.pop();
-        } else if single && c.len() * 4 < c.capacity() && c.capacity() > 8 {
-            c.shrink_to(c.len() * 2);
-        }
-        self.len -= 1;
-        if i == self.len {
-            last
-        } else {
-            std::mem::replace(self.get_mut(i), last)
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &Slot> {
-        self.chunks.iter().flatten()
-    }
-}
+/// The dense slot array, in chunks of 1,024 slots: growing never copies the slots already
+/// there (no pause, no doubling slack beyond one chunk).
+type Slots = Chunked<Slot, 10>;
 
 /// Buckets moved per write while rehashing, and empty buckets looked at (as Redis's
 /// dictRehash(d, 1) with its `empty_visits`, times four: a rehash always ends before
@@ -177,7 +129,7 @@ fn relink_chain(heads: &mut [u32], slots: &mut Slots, b: usize, from: u32, to: u
     }
     let mut at = heads[b];
     while at != NIL {
-        let s = slots.get_mut(slot_of(at));
+        let s = &mut slots[slot_of(at)];
         if s.next == from {
             s.next = to;
             return true;
@@ -214,11 +166,11 @@ impl HashTable {
     }
 
     pub fn len(&self) -> usize {
-        self.slots.len
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.len == 0
+        self.slots.is_empty()
     }
 
     pub fn is_rehashing(&self) -> bool {
@@ -235,7 +187,7 @@ impl HashTable {
         for head in [old, new] {
             let mut at = head;
             while at != NIL {
-                let s = self.slots.get(slot_of(at));
+                let s = &self.slots[slot_of(at)];
                 if s.hash == hash && unpack(&s.data).0 == field {
                     return Some(slot_of(at));
                 }
@@ -247,7 +199,7 @@ impl HashTable {
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         self.find(field, hash_field(field))
-            .map(|i| unpack(&self.slots.get(i).data).1)
+            .map(|i| unpack(&self.slots[i].data).1)
     }
 
     pub fn contains(&self, field: &[u8]) -> bool {
@@ -258,7 +210,7 @@ impl HashTable {
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
         let hash = hash_field(field);
         if let Some(i) = self.find(field, hash) {
-            let data = &mut self.slots.get_mut(i).data;
+            let data = &mut self.slots[i].data;
             let start = data.len() - unpack(data).1.len();
             if data.len() - start == value.len() {
                 data[start..].copy_from_slice(value);
@@ -277,7 +229,7 @@ impl HashTable {
     }
 
     fn insert_new(&mut self, data: Box<[u8]>, hash: u32) {
-        let idx = self.slots.len;
+        let idx = self.slots.len();
         assert!(idx < u32::MAX as usize - 1, "hash table full");
         self.rehash_step();
         if idx >= self.buckets.len() {
@@ -298,17 +250,17 @@ impl HashTable {
         let Some(i) = self.find(field, hash) else {
             return false;
         };
-        let next = self.slots.get(i).next;
+        let next = self.slots[i].next;
         self.relink(hash, link(i), next);
-        let last = self.slots.len - 1;
+        let last = self.slots.len() - 1;
         if i != last {
             // The last slot moves into `i`: repoint the link that named it.
-            let h = self.slots.get(last).hash;
+            let h = self.slots[last].hash;
             self.relink(h, link(last), link(i));
         }
         self.slots.swap_remove(i);
         self.rehash_step();
-        let n = self.slots.len;
+        let n = self.slots.len();
         if self.buckets.len() > MIN_BUCKETS && n * 8 < self.buckets.len() {
             self.start_rehash((n * 2).next_power_of_two().max(MIN_BUCKETS));
         }
@@ -359,7 +311,7 @@ impl HashTable {
                 continue;
             }
             while at != NIL {
-                let s = self.slots.get_mut(slot_of(at));
+                let s = &mut self.slots[slot_of(at)];
                 let next = s.next;
                 let b = s.hash as usize & mask;
                 s.next = self.buckets[b];
@@ -382,12 +334,12 @@ impl HashTable {
     /// The (field, value) at slot `i` (`i < len`): slots are dense, so a uniformly random
     /// index is a uniformly random field.
     pub fn at(&self, i: usize) -> (&[u8], &[u8]) {
-        unpack(&self.slots.get(i).data)
+        unpack(&self.slots[i].data)
     }
 
     fn visit_chain(&self, mut at: u32, visit: &mut impl FnMut(&[u8], &[u8])) {
         while at != NIL {
-            let s = self.slots.get(slot_of(at));
+            let s = &self.slots[slot_of(at)];
             let (f, v) = unpack(&s.data);
             visit(f, v);
             at = s.next;
@@ -431,16 +383,10 @@ impl HashTable {
         use crate::mem;
         mem::vec::<u32>(self.buckets.capacity())
             + mem::vec::<u32>(self.old.capacity())
-            + mem::vec::<Vec<Slot>>(self.slots.chunks.capacity())
-            + self
-                .slots
-                .chunks
-                .iter()
-                .map(|c| mem::vec::<Slot>(c.capacity()))
-                .sum::<usize>()
+            + self.slots.allocated()
             + mem::sampled(
                 self.slots.iter().map(|s| mem::vec::<u8>(s.data.len())),
-                self.slots.len,
+                self.slots.len(),
                 samples,
             )
     }
@@ -584,7 +530,7 @@ mod tests {
     #[test]
     fn chunked_slots_cross_chunks() {
         let mut t = HashTable::new();
-        let n = CHUNK * 3 + 17;
+        let n = Slots::CHUNK * 3 + 17;
         for i in 0..n {
             t.insert(format!("k{i}").as_bytes(), format!("{i}").as_bytes());
         }
@@ -600,6 +546,6 @@ mod tests {
             t.remove(format!("k{i}").as_bytes());
         }
         assert!(t.is_empty());
-        assert!(t.slots.chunks.is_empty());
+        assert!(t.slots.is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! one for small values (listpack, intset) converted to a large one (quicklist nodes, hash
 //! table, skiplist) at Redis's thresholds, read from [`Limits`].
 
+pub mod chunked;
 pub mod hash;
 pub mod hash_table;
 pub mod intset;

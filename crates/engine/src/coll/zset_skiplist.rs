@@ -3,6 +3,7 @@
 //! hash index of node numbers keyed by the member bytes the node owns (each member stored
 //! once). Order: score, then member bytes (memcmp), as Redis's zslInsert.
 
+use super::chunked::Chunked;
 use super::zset_index::MemberIndex;
 use std::hash::BuildHasher;
 
@@ -30,61 +31,8 @@ struct Node {
 
 /// Levels kept in the node itself.
 const INLINE: usize = 2;
-const CHUNK_BITS: usize = 12;
-const CHUNK: usize = 1 << CHUNK_BITS;
-
-/// A vector kept in chunks of `CHUNK` elements (the first one growing up to that):
-/// growing never moves or copies what is stored, and no large block is reallocated.
-#[derive(Clone, Debug)]
-struct Chunked<T> {
-    chunks: Vec<Vec<T>>,
-}
-
-impl<T: Clone> Chunked<T> {
-    fn of(v: T, n: usize) -> Chunked<T> {
-        let mut c = Chunked { chunks: Vec::new() };
-        c.push_n(v, n);
-        c
-    }
-
-    fn len(&self) -> usize {
-        self.chunks
-            .last()
-            .map_or(0, |c| (self.chunks.len() - 1) * CHUNK + c.len())
-    }
-
-    /// Append `n` (at most `CHUNK`) copies of `v`, contiguous within one chunk (the last
-    /// chunk's end is padded when they would straddle two); returns the first's index.
-    fn push_n(&mut self, v: T, n: usize) -> usize {
-        let room = self.chunks.last().map_or(0, |c| CHUNK - c.len());
-        if room < n {
-            if let Some(c) = self.chunks.last_mut() {
-                c.resize(CHUNK, v.clone());
-            }
-            let cap = if self.chunks.is_empty() { n } else { CHUNK };
-            self.chunks.push(Vec::with_capacity(cap));
-        }
-        let at = self.len();
-        let c = self.chunks.last_mut().expect("a chunk was just ensured");
-        c.extend(std::iter::repeat_n(v, n));
-        at
-    }
-}
-
-impl<T> std::ops::Index<usize> for Chunked<T> {
-    type Output = T;
-    #[inline]
-    fn index(&self, i: usize) -> &T {
-        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
-    }
-}
-
-impl<T> std::ops::IndexMut<usize> for Chunked<T> {
-    #[inline]
-    fn index_mut(&mut self, i: usize) -> &mut T {
-        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
-    }
-}
+/// Nodes and levels per chunk of their arenas.
+const CHUNK_BITS: u32 = 12;
 
 /// Is (s1, m1) ordered before (s2, m2)?
 #[inline]
@@ -94,10 +42,10 @@ fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
 
 #[derive(Clone)]
 pub struct SkipList {
-    nodes: Chunked<Node>,
+    nodes: Chunked<Node, CHUNK_BITS>,
     free: Vec<u32>,
     /// Every node's levels, each node's contiguous; freed blocks kept by height.
-    levels: Chunked<Level>,
+    levels: Chunked<Level, CHUNK_BITS>,
     free_levels: Vec<Vec<u32>>,
     tail: u32,
     level: usize,
@@ -585,15 +533,8 @@ impl SkipList {
     /// index, and the members' buffers estimated from the first `samples` members.
     pub fn footprint(&self, samples: usize) -> usize {
         use crate::mem;
-        fn chunked<T>(c: &Chunked<T>) -> usize {
-            mem::vec::<Vec<T>>(c.chunks.capacity())
-                + c.chunks
-                    .iter()
-                    .map(|v| mem::vec::<T>(v.capacity()))
-                    .sum::<usize>()
-        }
-        chunked(&self.nodes)
-            + chunked(&self.levels)
+        self.nodes.allocated()
+            + self.levels.allocated()
             + mem::vec::<u32>(self.free.capacity())
             + mem::vec::<Vec<u32>>(self.free_levels.capacity())
             + self
