@@ -30,15 +30,27 @@ def free_port():
 
 
 def wait_port(port, proc, timeout=15):
+    """Wait until the server accepts connections. The probe says QUIT and reads until the
+    server closes it, so that the server no longer counts it as a client (INFO clients,
+    CLIENT LIST) once this returns."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
             raise RuntimeError("server exited with %s" % proc.returncode)
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+            s = socket.create_connection(("127.0.0.1", port), timeout=0.5)
         except OSError:
             time.sleep(0.05)
+            continue
+        with s:
+            try:
+                s.sendall(b"QUIT\r\n")
+                s.settimeout(5)
+                while s.recv(256):
+                    pass
+            except OSError:
+                pass
+        return
     raise RuntimeError("server did not listen on %d" % port)
 
 
