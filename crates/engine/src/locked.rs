@@ -182,6 +182,12 @@ pub struct Locked<'a> {
     /// The command's change buffer, lent by the caller (reused from command to command
     /// without being moved).
     pub changes: &'a mut Changes,
+    /// Asked, with the busy shard's (db, shard), each [`WAIT_SLICE`] a walk waits for a
+    /// shard another command holds: stop the walk? (None: walks wait until it is free.)
+    walk_give_up: Option<&'a GiveUp<'a>>,
+    /// The shard a walk stopped at, once `walk_give_up` said so: later walks of this
+    /// command do nothing, and its caller discards what the command made of them.
+    walk_stopped: Option<(u32, u32)>,
 }
 
 impl Drop for Locked<'_> {
@@ -229,6 +235,8 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
+            walk_give_up: None,
+            walk_stopped: None,
         })
     }
 
@@ -345,6 +353,8 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
+            walk_give_up: None,
+            walk_stopped: None,
         })
     }
 
@@ -359,6 +369,8 @@ impl Keyspace {
             cursor: 0,
             now: now_ms(),
             changes,
+            walk_give_up: None,
+            walk_stopped: None,
         }
     }
 }
@@ -372,11 +384,13 @@ pub const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(10)
 
 /// How long a walk waits for a shard another command holds.
 #[derive(Clone, Copy)]
-enum Wait {
+enum Wait<'f> {
     /// Until it is free.
     Always,
     /// One [`WAIT_SLICE`].
     Slice,
+    /// Until it is free, or until the function, asked every [`WAIT_SLICE`], says to stop.
+    Asking(&'f dyn Fn() -> bool),
     /// Not at all.
     Never,
 }
@@ -661,13 +675,13 @@ impl<'a> Locked<'a> {
     }
 
     /// `f` on shard `index` of `db`: the held one, or locked as `wait` says (None: not
-    /// taken). Walks that may stop early or skip a shard (`Wait::Slice`, `Wait::Never`)
-    /// never wait out a long command on the offload pool.
+    /// taken). Walks that may stop early or skip a shard (`Wait::Slice`, `Wait::Never`,
+    /// `Wait::Asking`) need not wait out a long command on the offload pool.
     fn shard_then<R>(
         &mut self,
         db: usize,
         index: usize,
-        wait: Wait,
+        wait: Wait<'_>,
         f: impl FnOnce(&mut Shard, TtlBit<'a>, &mut Changes) -> R,
     ) -> Option<R> {
         let ks = self.ks;
@@ -685,6 +699,7 @@ impl<'a> Locked<'a> {
         let mut g = match wait {
             Wait::Always => m.lock_counted(&ks.lock_waits),
             Wait::Slice => acquire(m, &|| true, &ks.lock_waits)?,
+            Wait::Asking(give_up) => acquire(m, give_up, &ks.lock_waits)?,
             Wait::Never => m.try_lock()?,
         };
         Some(f(&mut g, d.ttl_bit(index), &mut *self.changes))
@@ -1008,13 +1023,45 @@ impl<'a> Locked<'a> {
         self.ks.db(db).shard_count()
     }
 
-    /// Visit the shards of `db` in order, read-only, until `visit` returns false.
+    /// Visit the shards of `db` in order, read-only, until `visit` returns false. A shard
+    /// another command holds is waited for, unless [`Locked::give_up_walks`] was asked
+    /// and says to stop: then this walk, and every later one, stops there
+    /// ([`Locked::walk_stopped`]).
     pub fn walk_in(&mut self, db: usize, mut visit: impl FnMut(&Shard) -> bool) {
+        if self.walk_stopped.is_some() {
+            return;
+        }
+        let give_up = self.walk_give_up;
         for i in 0..self.shard_count(db) {
-            if !self.with_shard(db, i, |s, _, _| visit(s)) {
-                break;
+            let slot = [(db as u32, i as u32)];
+            let ask = give_up.map(|f| move || f(Scope::Keys, &slot));
+            let wait = match &ask {
+                Some(ask) => Wait::Asking(ask),
+                None => Wait::Always,
+            };
+            match self.shard_then(db, i, wait, |s, _, _| visit(s)) {
+                Some(true) => {}
+                Some(false) => break,
+                None => {
+                    self.walk_stopped = Some(slot[0]);
+                    break;
+                }
             }
         }
+    }
+
+    /// Let walks ([`Locked::walk_in`]) stop at a shard another command holds when
+    /// `give_up`, asked every [`WAIT_SLICE`] with that shard as the only key slot, says
+    /// so: for a command that can be run again from the start elsewhere (KEYS, DEBUG
+    /// DIGEST handed to the offload pool).
+    pub fn give_up_walks(&mut self, give_up: &'a GiveUp<'a>) {
+        self.walk_give_up = Some(give_up);
+    }
+
+    /// The (db, shard) a walk stopped at (see [`Locked::give_up_walks`]): what the
+    /// command replied is partial and must be discarded.
+    pub fn walk_stopped(&self) -> Option<(u32, u32)> {
+        self.walk_stopped
     }
 
     /// Shard `index` of `db`'s (keys, keys with a TTL): read from the shard when this
@@ -1179,7 +1226,12 @@ impl<'a> Locked<'a> {
 
     /// A random live key of shard `index` of `db`, deleting expired keys it comes across
     /// (outer None: the shard was busy and `wait` did not wait for it).
-    fn random_key_of(&mut self, db: usize, index: usize, wait: Wait) -> Option<Option<Vec<u8>>> {
+    fn random_key_of(
+        &mut self,
+        db: usize,
+        index: usize,
+        wait: Wait<'_>,
+    ) -> Option<Option<Vec<u8>>> {
         let (ks, now) = (self.ks, self.now);
         self.shard_then(db, index, wait, |s, bit, changes| {
             for _ in 0..100 {

@@ -119,8 +119,9 @@ fn run(
     };
     // A shard held by a command running on the background pool (for as long as that
     // command takes): this command goes to the pool too and waits there, in order, rather
-    // than stalling this worker.
-    let wait_on_pool = may_offload && crate::offload::may_wait_there(cmd);
+    // than stalling this worker. A walk that may be run again from the start (KEYS, DEBUG
+    // DIGEST) meets such a shard part way: it stops there and goes to the pool the same way.
+    let wait_on_pool = may_offload && crate::offload::may_wait_there(cmd, argv);
     let handoff = std::cell::Cell::new(false);
     let give_up = |scope: Scope, slots: &[(u32, u32)]| {
         if busy_error(scope, slots).is_some() {
@@ -151,13 +152,7 @@ fn run(
     };
     let mut held = keys;
     let Some(keys) = held.as_mut() else {
-        if blocked.is_none() && handoff.get() {
-            return crate::offload::submit(srv, client, out, argv);
-        }
-        let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
-        cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
-        client.flag_transaction();
-        return reply_error(srv, client.worker, out, msg);
+        return not_run(srv, client, out, argv, cmd, blocked, handoff.get());
     };
     // DEBUG LOADAOF sets `loading` with every shard held: a command that passed the
     // check before and waited for its locks meanwhile must not run inside the replay.
@@ -175,6 +170,10 @@ fn run(
         drop(held);
         return crate::offload::submit(srv, client, out, argv);
     }
+    if wait_on_pool {
+        // Only walks that may run again from the start get here (`may_wait_there`).
+        keys.give_up_walks(&give_up);
+    }
     let mut ctx = Ctx {
         srv,
         client,
@@ -191,6 +190,32 @@ fn run(
         srv.stats.workers[ctx.client.worker].add_busy(ran);
     }
     ctx.keys.changes.clear();
+    if let Some(slot) = ctx.keys.walk_stopped() {
+        // `call` discarded the partial reply and accounted for nothing.
+        drop(held);
+        let blocked = busy_error(Scope::Keys, &[slot]);
+        not_run(srv, client, out, argv, cmd, blocked, handoff.get());
+    }
+}
+
+/// A command whose wait for a shard was given up: to the pool, to wait there
+/// (`handoff`), or refused with `blocked` (a busy script holds the shard).
+fn not_run(
+    srv: &Server,
+    client: &mut ClientState,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+    cmd: &CommandDef,
+    blocked: Option<&str>,
+    handoff: bool,
+) {
+    if blocked.is_none() && handoff {
+        return crate::offload::submit(srv, client, out, argv);
+    }
+    let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
+    cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
+    client.flag_transaction();
+    reply_error(srv, client.worker, out, msg)
 }
 
 const LOADING_ERR: &str = "LOADING Redis is loading the dataset in memory";
@@ -336,6 +361,12 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
     // turned into an error reply for this command and logged. (parking_lot locks do not
     // poison; what the handler recorded before the panic still takes effect.)
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(ctx, argv)));
+    if ran.is_ok() && ctx.keys.walk_stopped().is_some() {
+        // A walk stopped at a busy shard: the command runs again from the start elsewhere
+        // (see `run`); nothing it made of its partial walk counts.
+        ctx.out.out.truncate(before);
+        return start.elapsed();
+    }
     if ran.is_err() {
         ctx.out.out.truncate(before);
         crate::log::warning(&format!("internal error running '{}'", cmd.fullname));

@@ -126,20 +126,28 @@ pub fn wanted(
 
 /// Can this command wait for its shards on the pool instead of its worker? Only commands
 /// that touch keys and nothing of their client's state (which the pool does not have):
-/// not WATCH, EXEC, scripts, blocking commands, DEBUG, SHUTDOWN.
-pub fn may_wait_there(cmd: &crate::cmd::table::CommandDef) -> bool {
+/// not WATCH, EXEC, scripts, blocking commands, SHUTDOWN, DEBUG but for its digests.
+/// Of the commands that walk a database a shard at a time, only those that write nothing
+/// and can run again from the start when a walk stops at a busy shard: KEYS and DEBUG
+/// DIGEST (SCAN and RANDOMKEY never wait out a busy shard; DBSIZE does not lock).
+pub fn may_wait_there(cmd: &crate::cmd::table::CommandDef, argv: &[&[u8]]) -> bool {
     use crate::cmd::table::LockRule;
-    let rule_ok = matches!(
-        cmd.lock,
+    match cmd.lock {
         LockRule::Keys
-            | LockRule::WholeDb
-            | LockRule::AllDbs
-            | LockRule::CrossDb
-            | LockRule::AllArgs
-            | LockRule::GeoStore
-            | LockRule::Sort
-    );
-    rule_ok && !cmd.flags.blocking && cmd.name != "watch"
+        | LockRule::WholeDb
+        | LockRule::AllDbs
+        | LockRule::CrossDb
+        | LockRule::AllArgs
+        | LockRule::GeoStore
+        | LockRule::Sort => !cmd.flags.blocking && cmd.name != "watch",
+        LockRule::WalkDb => cmd.name == "keys",
+        LockRule::DebugObject => {
+            let sub = argv.get(1).map_or(&b""[..], |a| a);
+            (sub.eq_ignore_ascii_case(b"digest") && argv.len() == 2)
+                || sub.eq_ignore_ascii_case(b"digest-value")
+        }
+        _ => false,
+    }
 }
 
 impl Pool {
