@@ -15,7 +15,7 @@ from resp_client import RawConn, parse
 INSTANCE = {"port", "dir"}
 # Skein's own options.
 SKEIN_ONLY = {"workers", "shards-per-db", "metrics-port", "metrics-bind",
-              "offload-threshold", "offload-threads"}
+              "offload-threshold", "offload-threads", "offload-nice"}
 # Options CONFIG GET shows only for their exact name.
 HIDDEN = ["use-exit-on-panic", "rdb-key-save-delay", "key-load-delay", "watchdog-period",
           "loading-process-events-interval-bytes"]

@@ -114,6 +114,9 @@ pub struct Hot {
     /// offload-threshold: a command whose estimated cost reaches it runs on the
     /// background pool (0 = never), see [`crate::offload`].
     pub offload_threshold: AtomicI64,
+    /// offload-nice: the nice value of the pool's threads, which each applies before its
+    /// next command once it changes.
+    pub offload_nice: AtomicI64,
     /// lazyfree-lazy-user-del (1 = yes): DEL frees big values as UNLINK does.
     pub lazyfree_lazy_user_del: AtomicI64,
     /// tracking-table-max-keys (0: no limit), read when client-side caching adds a key.
@@ -220,6 +223,9 @@ impl Config {
         self.hot
             .offload_threshold
             .store(self.get_i64("offload-threshold"), Relaxed);
+        self.hot
+            .offload_nice
+            .store(self.get_i64("offload-nice"), Relaxed);
         self.hot
             .lazyfree_lazy_user_del
             .store(self.get_bool("lazyfree-lazy-user-del") as i64, Relaxed);

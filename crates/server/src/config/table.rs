@@ -487,6 +487,7 @@ pub static OPTIONS: &[OptionDef] = &[
     s("metrics-bind", None, M, false, Some("127.0.0.1"), None),
     n("offload-threshold", None, M, 0, i64::MAX, 20000, Int),
     n("offload-threads", None, I, 0, 1024, 0, Int),
+    n("offload-nice", None, M, -20, 19, 10, Int),
 ];
 
 /// Lines Redis 7.0 still accepts and ignores (name, min args, max args incl. the name).

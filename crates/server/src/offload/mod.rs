@@ -25,9 +25,6 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock, Weak};
 
-/// Nice value of the pool's threads (the workers run at 0).
-const POOL_NICE: i32 = 10;
-
 /// The reply of an offloaded command, filled by the pool thread.
 pub struct Reply {
     bytes: Mutex<Option<Vec<u8>>>,
@@ -179,12 +176,8 @@ pub fn submit(srv: &Server, client: &mut ClientState, out: &ReplyBuf, argv: &[&[
 }
 
 fn pool_thread(this: Weak<Server>) {
-    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and who = 0 Linux applies
-    // the nice value to the calling thread only. A failure leaves the thread at the
-    // workers' priority, which is harmless.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, POOL_NICE);
-    }
+    // The nice value this thread runs at (`offload-nice`; the workers run at 0).
+    let mut nice = None;
     loop {
         let Some(srv) = this.upgrade() else {
             return;
@@ -203,7 +196,29 @@ fn pool_thread(this: Weak<Server>) {
                     .wait_for(&mut q, std::time::Duration::from_millis(100));
             }
         };
+        renice(&srv, &mut nice);
         run(&srv, job);
+    }
+}
+
+/// Apply `offload-nice` to the calling pool thread when it differs from `applied`, the
+/// value this thread last applied (so CONFIG SET reaches threads already running, before
+/// their next command). A value the OS refuses (a lower one without the privilege to
+/// raise a priority) is logged once and leaves the thread as it was.
+fn renice(srv: &Server, applied: &mut Option<i64>) {
+    let want = srv.config.hot.offload_nice.load(Relaxed);
+    if *applied == Some(want) {
+        return;
+    }
+    *applied = Some(want);
+    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and who = 0 Linux applies
+    // the nice value to the calling thread only.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, want as libc::c_int) };
+    if rc != 0 {
+        crate::log::warning(&format!(
+            "Failed to set the offload pool's nice value to {want}: {}",
+            std::io::Error::last_os_error()
+        ));
     }
 }
 
