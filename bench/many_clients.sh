@@ -53,6 +53,7 @@ for round in $(seq "$ROUNDS"); do
     pin "$LOAD_CPUS" "$BENCH" run --scenario many-clients -p "$port" -t "$THREADS" -q \
       --connections "${CONNS%% *}" --test-time 1 > /dev/null
     for c in $CONNS; do
+      echo "round $round: $srv, $c connections" >&2
       pin "$LOAD_CPUS" "$BENCH" run --scenario many-clients -p "$port" -t "$THREADS" -q \
         --no-prefill --connections "$c" --test-time "$TEST_TIME" --json "$tmp/r.json" > /dev/null
       python3 - "$tmp/r.json" "$srv" "$c" "$round" 0 0 0 >> "$tmp/rows" <<'PY'
