@@ -3,6 +3,7 @@
 //! table, skiplist) at Redis's thresholds, read from [`Limits`].
 
 pub mod chunked;
+pub mod dict;
 pub mod hash;
 pub mod hash_table;
 pub mod intset;

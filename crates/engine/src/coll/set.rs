@@ -2,20 +2,19 @@
 //! `set-max-intset-entries`, a hash table otherwise (Redis 7.0 has no listpack sets; the
 //! conversion is one way, as in Redis).
 //!
-//! The hash table ([`Table`]) keeps its members densely in a vector (short members inline,
-//! no allocation) and indexes them with a table of 4-byte positions: a random member is one
-//! random position (SPOP/SRANDMEMBER are O(1) per pick), a removal moves the last member
-//! into the freed position, and SSCAN walks positions downwards so every member present for
-//! the whole iteration is returned at least once (see [`Table::scan`]).
+//! The hash table ([`Table`]) is a [`Dict`] of members (short members inline, no
+//! allocation): chained, rehashed a few buckets per write as Redis's dict is (growing or
+//! shrinking a big set is no pause), its members dense in a chunked array (growing never
+//! copies them). A random member is one random position (SPOP/SRANDMEMBER are O(1) per
+//! pick), a removal moves the last member into the freed position, and SSCAN walks
+//! positions downwards so every member present for the whole iteration is returned at
+//! least once (see [`Table::scan`]).
 
+use super::dict::{hash_key, Dict, Keyed, MAX_ENTRIES};
 use super::intset::Intset;
 use super::Limits;
 use crate::value::parse_strict_i64;
-use hashbrown::HashTable;
 use rand::Rng;
-
-/// The most members a hash-table set holds (positions are 4 bytes).
-const MAX_MEMBERS: usize = u32::MAX as usize;
 
 /// Longest member stored without an allocation.
 const INLINE: usize = 22;
@@ -62,6 +61,13 @@ impl Member {
     }
 }
 
+impl Keyed for Member {
+    #[inline]
+    fn key(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
 impl std::fmt::Debug for Member {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
@@ -91,174 +97,113 @@ pub fn fmt_int(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
-#[inline]
-fn hash(b: &[u8]) -> u64 {
-    crate::shard::hash_key(b)
-}
-
-/// The hash-table encoding: members by position, an index of positions by hash.
+/// The hash-table encoding: members by position, chained from their hash's bucket.
 #[derive(Clone, Default)]
 pub struct Table {
-    members: Vec<Member>,
-    index: HashTable<u32>,
+    dict: Dict<Member>,
 }
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set().entries(self.members.iter()).finish()
+        f.debug_set().entries(self.dict.iter()).finish()
     }
 }
 
 impl PartialEq for Table {
     fn eq(&self, other: &Table) -> bool {
-        self.len() == other.len() && self.members.iter().all(|m| other.contains(m.as_bytes()))
+        self.len() == other.len() && self.iter().all(|m| other.contains(m))
     }
 }
 
 impl Table {
     pub fn with_capacity(n: usize) -> Table {
         Table {
-            members: Vec::with_capacity(n),
-            index: HashTable::with_capacity(n),
+            dict: Dict::with_capacity(n),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.members.len()
+        self.dict.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
-
-    fn find(&self, b: &[u8]) -> Option<usize> {
-        let members = &self.members;
-        self.index
-            .find(hash(b), |&i| members[i as usize].as_bytes() == b)
-            .map(|&i| i as usize)
+        self.dict.is_empty()
     }
 
     pub fn contains(&self, b: &[u8]) -> bool {
-        self.find(b).is_some()
+        self.dict.find(b, hash_key(b)).is_some()
     }
 
-    /// Room for `n` members in all without growing.
+    /// Room for `n` members in all without growing (at once: for a set about to be
+    /// filled to a known size).
     pub fn reserve(&mut self, n: usize) {
-        let add = n.saturating_sub(self.members.len());
-        self.members.reserve(add);
-        let members = &self.members;
-        self.index
-            .reserve(add, |&i| hash(members[i as usize].as_bytes()));
+        self.dict.reserve(n);
     }
 
     /// Add a member; false if it was there (or, never in practice, if the table already
     /// holds the most members its 4-byte positions can name).
     pub fn insert(&mut self, b: &[u8]) -> bool {
-        if self.members.len() >= MAX_MEMBERS {
+        if self.dict.len() >= MAX_ENTRIES {
             return false;
         }
-        let members = &self.members;
-        let h = hash(b);
-        if self
-            .index
-            .find(h, |&i| members[i as usize].as_bytes() == b)
-            .is_some()
-        {
+        let h = hash_key(b);
+        if self.dict.find(b, h).is_some() {
             return false;
         }
-        self.push_new(h, Member::new(b));
+        self.dict.insert_new(Member::new(b), h);
         true
-    }
-
-    /// Add a member known to be absent.
-    fn push_new(&mut self, h: u64, m: Member) {
-        let pos = self.members.len() as u32;
-        self.members.push(m);
-        let members = &self.members;
-        self.index
-            .insert_unique(h, pos, |&i| hash(members[i as usize].as_bytes()));
     }
 
     /// Remove a member; false if it was not there.
     pub fn remove(&mut self, b: &[u8]) -> bool {
-        let members = &self.members;
-        match self
-            .index
-            .find_entry(hash(b), |&i| members[i as usize].as_bytes() == b)
-        {
-            Ok(slot) => {
-                let pos = *slot.get() as usize;
-                slot.remove();
-                self.take_at(pos);
+        match self.dict.find(b, hash_key(b)) {
+            Some(pos) => {
+                self.dict.remove_at(pos);
                 true
             }
-            Err(_) => false,
+            None => false,
         }
     }
 
-    /// Remove the member at `pos` whose index entry is already gone: the last member moves
-    /// into its place.
-    fn take_at(&mut self, pos: usize) -> Member {
-        let last = self.members.len() - 1;
-        if pos != last {
-            let moved = hash(self.members[last].as_bytes());
-            if let Some(p) = self.index.find_mut(moved, |&i| i as usize == last) {
-                *p = pos as u32;
-            }
-        }
-        let m = self.members.swap_remove(pos);
-        if self.members.len() < self.members.capacity() / 4 {
-            self.members.shrink_to(self.members.len() * 2);
-            let members = &self.members;
-            self.index
-                .shrink_to(members.len(), |&i| hash(members[i as usize].as_bytes()));
-        }
-        m
-    }
-
-    /// Remove and return the member at `pos`.
+    /// Remove and return the member at `pos`: the last member moves into its place.
     pub fn remove_at(&mut self, pos: usize) -> Member {
-        let h = hash(self.members[pos].as_bytes());
-        if let Ok(slot) = self.index.find_entry(h, |&i| i as usize == pos) {
-            slot.remove();
-        }
-        self.take_at(pos)
+        self.dict.remove_at(pos)
     }
 
     /// The member at position `pos` (0..len).
     pub fn at(&self, pos: usize) -> &[u8] {
-        self.members[pos].as_bytes()
+        self.dict.get(pos).as_bytes()
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        self.members.iter().map(Member::as_bytes)
+        self.dict.iter().map(Member::as_bytes)
     }
 
     /// One SSCAN step: cursor 0 starts, positions below `cursor` remain otherwise; visits
     /// about `count` members downwards and returns the next cursor (0 when done). A removal
-    /// only ever moves the last member down, so members not yet visited stay below the
-    /// cursor: every member present throughout is returned at least once.
+    /// only ever moves the last member down, and neither growing nor shrinking the table
+    /// moves members, so members not yet visited stay below the cursor: every member
+    /// present throughout is returned at least once.
     pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8])) -> u64 {
-        let len = self.members.len() as u64;
+        let len = self.len() as u64;
         let mut top = if cursor == 0 { len } else { cursor.min(len) };
         let mut n = 0;
         while top > 0 && n < count.max(1) {
             top -= 1;
-            visit(self.members[top as usize].as_bytes());
+            visit(self.at(top as usize));
             n += 1;
         }
         top
     }
 
-    /// Bytes held beyond the table itself: the member array and the index, and the
+    /// Bytes held beyond the table itself: the buckets and the member chunks, and the
     /// members' own buffers estimated from the first `samples` members.
     fn footprint(&self, samples: usize) -> usize {
         use crate::mem;
-        mem::vec::<Member>(self.members.capacity())
-            + mem::hashbrown::<u32>(self.index.capacity())
+        self.dict.allocated()
             + mem::sampled(
-                self.members.iter().map(Member::heap_bytes),
-                self.members.len(),
+                self.dict.iter().map(Member::heap_bytes),
+                self.len(),
                 samples,
             )
     }
@@ -353,8 +298,8 @@ impl Set {
             let mut t = Table::with_capacity(s.len());
             for n in s.iter() {
                 let m = Member::from_int(n);
-                let h = hash(m.as_bytes());
-                t.push_new(h, m);
+                let h = hash_key(m.as_bytes());
+                t.dict.insert_new(m, h);
             }
             *self = Set::Table(Box::new(t));
         }
@@ -459,6 +404,7 @@ impl Set {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rand::Rng;
     use std::collections::BTreeSet;
 
     #[test]
@@ -525,6 +471,129 @@ mod tests {
             }
         }
         assert!(keep.iter().all(|k| seen.contains(k)));
+    }
+
+    /// SSCAN across growth and shrink migrations: a stable core plus extras added,
+    /// removed by name and popped at random between steps; every member present for the
+    /// whole scan is returned, and the cursor stays usable throughout.
+    #[test]
+    fn scan_complete_across_migrations() {
+        use rand::SeedableRng;
+        let mut migrating_steps = 0;
+        for seed in 0..20u64 {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut t = Table::default();
+            let stable = 200 + rng.gen_range(0..2000);
+            for i in 0..stable {
+                t.insert(format!("s{i}").as_bytes());
+            }
+            let mut extras: Vec<Vec<u8>> = Vec::new();
+            let mut popped = BTreeSet::new();
+            let mut next_extra = 0;
+            let mut seen = BTreeSet::new();
+            let mut cursor = 0;
+            loop {
+                cursor = t.scan(cursor, rng.gen_range(1..40), |m| {
+                    seen.insert(m.to_vec());
+                });
+                migrating_steps += t.dict.is_rehashing() as usize;
+                match rng.gen_range(0..5) {
+                    0 | 1 => {
+                        for _ in 0..rng.gen_range(0..600) {
+                            let m = format!("e{next_extra}").into_bytes();
+                            next_extra += 1;
+                            assert!(t.insert(&m));
+                            extras.push(m);
+                        }
+                    }
+                    2 | 3 => {
+                        for _ in 0..rng.gen_range(0..600) {
+                            match extras.pop() {
+                                Some(m) => assert!(t.remove(&m)),
+                                None => break,
+                            }
+                        }
+                    }
+                    _ => {
+                        if !t.is_empty() {
+                            let m = t.remove_at(rng.gen_range(0..t.len()));
+                            let m = m.as_bytes().to_vec();
+                            if let Some(i) = extras.iter().position(|e| *e == m) {
+                                extras.swap_remove(i);
+                            } else {
+                                popped.insert(m);
+                            }
+                        }
+                    }
+                }
+                if cursor == 0 {
+                    break;
+                }
+            }
+            for i in 0..stable {
+                let m = format!("s{i}").into_bytes();
+                assert!(
+                    popped.contains(&m) || seen.contains(&m),
+                    "seed {seed}: s{i}"
+                );
+            }
+            assert_eq!(t.len(), stable - popped.len() + extras.len());
+        }
+        assert!(migrating_steps > 50, "{migrating_steps}");
+    }
+
+    #[derive(Debug, Clone)]
+    enum Batch {
+        Add(u32, u32),
+        Rem(u32, u32),
+        Pop(u64, u32),
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        /// Batches of adds, removals and random pops against a std HashSet, big enough
+        /// to cross several growth and shrink boundaries (and to land inside migrations).
+        #[test]
+        fn table_model_through_resizes(batches in prop::collection::vec(
+            prop_oneof![
+                (0u32..6000, 0u32..3000).prop_map(|(a, n)| Batch::Add(a, n)),
+                (0u32..6000, 0u32..3000).prop_map(|(a, n)| Batch::Rem(a, n)),
+                (any::<u64>(), 0u32..1500).prop_map(|(s, n)| Batch::Pop(s, n)),
+            ], 1..12)) {
+            use rand::SeedableRng;
+            use std::collections::HashSet;
+            let mut t = Table::default();
+            let mut m: HashSet<Vec<u8>> = HashSet::new();
+            let name = |i: u32| if i.is_multiple_of(2) {
+                format!("{i}").into_bytes()
+            } else {
+                format!("member-long-enough-for-the-heap-{i}").into_bytes()
+            };
+            for b in batches {
+                match b {
+                    Batch::Add(a, n) => for i in a..a + n {
+                        prop_assert_eq!(t.insert(&name(i)), m.insert(name(i)));
+                    },
+                    Batch::Rem(a, n) => for i in a..a + n {
+                        prop_assert_eq!(t.remove(&name(i)), m.remove(&name(i)));
+                    },
+                    Batch::Pop(seed, n) => {
+                        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                        for _ in 0..n.min(t.len() as u32) {
+                            let got = t.remove_at(rng.gen_range(0..t.len()));
+                            prop_assert!(m.remove(got.as_bytes()));
+                        }
+                    }
+                }
+                prop_assert_eq!(t.len(), m.len());
+                for b in &m {
+                    prop_assert!(t.contains(b));
+                }
+                let all: HashSet<Vec<u8>> = t.iter().map(|b| b.to_vec()).collect();
+                prop_assert_eq!(&all, &m);
+                prop_assert!(!t.contains(b"absent"));
+            }
+        }
     }
 
     #[derive(Debug, Clone)]
