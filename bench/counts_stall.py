@@ -1,8 +1,12 @@
 """DBSIZE and INFO beside a long command (issue 20): the worst round trip of a client
 asking DBSIZE (in the long command's database) or INFO back to back for SECONDS while
 another connection loops SUNIONSTORE over two MEMBERS-member sets in db 1.
+With COMMAND KEYS, a third connection loops KEYS * in db 1 (a few keys: inline, and it
+meets the shards the SUNIONSTORE holds) and the timed client asks PING (on the same
+worker when the server runs one).
 Usage: python3 bench/counts_stall.py PORT COMMAND [MEMBERS] [SECONDS]
-(COMMAND: DBSIZE or INFO). Prints: command, calls, worst ms, heavy calls, heavy worst ms.
+(COMMAND: DBSIZE, INFO or KEYS). Prints: command, calls, worst ms, heavy calls, heavy worst
+ms (and KEYS calls, worst ms).
 """
 import socket
 import sys
@@ -49,22 +53,40 @@ def main():
             heavy_stats[0] += 1
             heavy_stats[1] = max(heavy_stats[1], time.perf_counter() - t)
 
-    th = threading.Thread(target=loop)
-    th.start()
+    walk_stats = [0, 0.0]
+
+    def walk():
+        walker = conn(port)
+        call(walker, "SELECT", 1)
+        while not stop.is_set():
+            t = time.perf_counter()
+            call(walker, "KEYS", "*")
+            walk_stats[0] += 1
+            walk_stats[1] = max(walk_stats[1], time.perf_counter() - t)
+
+    threads = [threading.Thread(target=loop)]
+    if what == "KEYS":
+        threads.append(threading.Thread(target=walk))
+    for th in threads:
+        th.start()
     time.sleep(0.5)
     light = conn(port)
     call(light, "SELECT", 1 if what == "DBSIZE" else 0)
+    timed = "PING" if what == "KEYS" else what
     worst, n, t0 = 0.0, 0, time.time()
     while time.time() - t0 < seconds:
         t = time.perf_counter()
-        call(light, what)
+        call(light, timed)
         worst = max(worst, time.perf_counter() - t)
         n += 1
     stop.set()
-    th.join()
+    for th in threads:
+        th.join()
     call(heavy, "DEL", "s1", "s2", "dst")
-    print("%s calls=%d worst_ms=%.1f heavy_calls=%d heavy_worst_ms=%.1f"
-          % (what, n, worst * 1000, heavy_stats[0], heavy_stats[1] * 1000))
+    walked = " keys_calls=%d keys_worst_ms=%.1f" % (walk_stats[0], walk_stats[1] * 1000)
+    print("%s calls=%d worst_ms=%.1f heavy_calls=%d heavy_worst_ms=%.1f%s"
+          % (timed, n, worst * 1000, heavy_stats[0], heavy_stats[1] * 1000,
+             walked if what == "KEYS" else ""))
 
 
 main()
