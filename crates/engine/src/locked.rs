@@ -1596,6 +1596,40 @@ mod tests {
     }
 
     #[test]
+    fn a_walk_told_to_give_up_stops_at_a_held_shard_for_good() {
+        let ks = ks();
+        fill(&ks, 200);
+        let busy = ks.db(0).read_shard(3);
+        let asked = std::cell::RefCell::new(Vec::new());
+        let give_up = |scope: Scope, slots: &[(u32, u32)]| {
+            asked.borrow_mut().push((scope, slots.to_vec()));
+            true
+        };
+        let mut c = Changes::default();
+        let mut l = ks.unlocked(0, &mut c);
+        l.give_up_walks(&give_up);
+        let mut visited = Vec::new();
+        l.walk_in(0, |s| {
+            visited.push(s.len());
+            true
+        });
+        // Shards 0..3 visited, then one wait slice at shard 3 and the answer.
+        assert_eq!(visited.len(), 3);
+        assert_eq!(l.walk_stopped(), Some((0, 3)));
+        assert_eq!(*asked.borrow(), vec![(Scope::Keys, vec![(0, 3)])]);
+        // Later walks of the command do nothing, even once the shard is free.
+        drop(busy);
+        l.for_each_in(1, |_| panic!("walked after stopping"));
+        l.walk_in(0, |_| panic!("walked after stopping"));
+        drop(l);
+        // Without it, a walk waits and sees every shard.
+        let mut l = ks.unlocked(0, &mut c);
+        let mut n = 0;
+        l.for_each_in(0, |_| n += 1);
+        assert_eq!((n, l.walk_stopped()), (200, None));
+    }
+
+    #[test]
     fn flush_and_swap() {
         let ks = ks();
         let mut c = Changes::default();
