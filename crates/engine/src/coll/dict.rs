@@ -297,30 +297,10 @@ impl<T: Keyed> Dict<T> {
     /// in every bucket of the larger table that it expands to), and returns the next
     /// cursor (0 when the walk is done).
     pub fn scan_bucket(&self, cursor: u64, mut visit: impl FnMut(&T)) -> u64 {
-        let rev_incr =
-            |v: u64, mask: u64| (v | !mask).reverse_bits().wrapping_add(1).reverse_bits();
-        if self.old.is_empty() {
-            let m0 = (self.buckets.len() - 1) as u64;
-            self.visit_chain(self.buckets[(cursor & m0) as usize], &mut visit);
-            return rev_incr(cursor, m0);
-        }
-        let (small, large) = if self.old.len() < self.buckets.len() {
-            (&self.old, &self.buckets)
-        } else {
-            (&self.buckets, &self.old)
-        };
-        let m0 = (small.len() - 1) as u64;
-        let m1 = (large.len() - 1) as u64;
-        let mut v = cursor;
-        self.visit_chain(small[(v & m0) as usize], &mut visit);
-        loop {
-            self.visit_chain(large[(v & m1) as usize], &mut visit);
-            v = rev_incr(v, m1);
-            if v & (m0 ^ m1) == 0 {
-                break;
-            }
-        }
-        v
+        super::dict_scan::step(cursor, self.buckets.len(), self.old.len(), |old, i| {
+            let t = if old { &self.old } else { &self.buckets };
+            self.visit_chain(t[i], &mut visit);
+        })
     }
 
     /// Bytes held beyond the table itself: the bucket arrays and the slot chunks (not

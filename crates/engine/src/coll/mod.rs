@@ -4,6 +4,7 @@
 
 pub mod chunked;
 pub mod dict;
+pub mod dict_scan;
 pub mod hash;
 pub mod hash_table;
 pub mod intset;
