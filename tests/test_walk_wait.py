@@ -19,12 +19,13 @@ ATTEMPTS = 6
 DEADLINE_S = 60
 
 
-def load(port):
+def load(port, members=MEMBERS):
+    """Two sets of `members` members sharing half of them, and a few small keys."""
     c = RawConn(port)
     try:
         c.call("FLUSHALL")
-        for name, base in (("s1", 0), ("s2", MEMBERS // 2)):
-            for b in range(0, MEMBERS, 20000):
+        for name, base in (("s1", 0), ("s2", members // 2)):
+            for b in range(0, members, 20000):
                 c.call("SADD", name, *("m%d" % (base + i) for i in range(b, b + 20000)))
         c.call("SUNIONSTORE", "dst", "s1", "s2")
         c.call("MSET", *[x for i in range(50) for x in ("k%d" % i, str(i))])

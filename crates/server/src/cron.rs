@@ -9,7 +9,7 @@
 //! was expired (10% at effort 1), within a time budget per run (25% of the period at
 //! effort 1), so expired keys' memory stays bounded without long pauses, and a dataset
 //! whose TTLs lie ahead costs one sample per database per run. It holds one shard lock at
-//! a time.
+//! a time, and passes over a shard another command holds after one wait slice.
 
 use crate::dispatch::effects;
 use crate::server::Server;
@@ -128,7 +128,17 @@ fn expire_cycle(
                 if db.shard_has_expires(s) {
                     let mut plan = Plan::new();
                     plan.shard(d, s);
-                    let mut locked = srv.keyspace.lock(&mut plan, d, &mut changes);
+                    // A shard another command holds (a long one on the offload pool,
+                    // say) is passed over after one wait slice and swept on a later
+                    // cycle: the cycle has its time budget, the cron thread other work.
+                    let Some(mut locked) =
+                        srv.keyspace
+                            .lock_or(&mut plan, d, &mut changes, &|_, _| true)
+                    else {
+                        cur.shard[d] = (s + 1) % n;
+                        passed += 1;
+                        continue;
+                    };
                     let (c, e, swept) = locked.expire_sample(d, s, per_batch - checked);
                     // Expired keys are change events like any other (notifications,
                     // WATCH, propagated DELs), fed while the shard is still held.
