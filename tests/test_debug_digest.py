@@ -111,7 +111,7 @@ ZADD lz -0 zero
 DEBUG DIGEST-VALUE bz bz2 lz
 CONFIG SET hash-max-listpack-entries 2
 HSET bh a 1 b 2 c 3 4 four
-CONFIG SET hash-max-listpack-entries 128
+CONFIG SET hash-max-listpack-entries 512
 DEBUG DIGEST-VALUE bh
 CONFIG SET stream-node-max-entries 3
 XADD bx 1-0 a 1
