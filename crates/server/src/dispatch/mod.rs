@@ -243,6 +243,13 @@ fn check<'t>(
     let rejected = |client: &mut ClientState, out: &mut ReplyBuf, msg: &str| {
         cmd.counters[worker].rejected.fetch_add(1, Relaxed);
         client.flag_transaction();
+        if cmd.fullname == "exec" {
+            // rejectCommand on EXEC: execCommandAbort, in MULTI or not.
+            client.end_transaction(srv);
+            let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+            let msg = format!("EXECABORT Transaction discarded because of: {why}");
+            return reply_error(srv, worker, out, &msg);
+        }
         reply_error(srv, worker, out, msg);
     };
     if !cmd.arity_ok(argv.len()) {
@@ -284,17 +291,7 @@ fn check<'t>(
         && crate::evict::maxmemory(srv) != 0
         && crate::evict::refuses(srv, client, cmd, argv)
     {
-        if cmd.fullname == "exec" {
-            // rejectCommand on EXEC: execCommandAbort.
-            client.end_transaction(srv);
-            let msg = format!(
-                "EXECABORT Transaction discarded because of: {}",
-                crate::evict::OOM_ERR
-            );
-            rejected(client, out, &msg);
-        } else {
-            rejected(client, out, crate::evict::OOM_ERR);
-        }
+        rejected(client, out, crate::evict::OOM_ERR);
         return None;
     }
     // (Whether writes are denied is two loads; whether this command writes can take a

@@ -105,12 +105,14 @@ pub fn claim_command(
     .collect()
 }
 
-/// The error of a missing key or group (XREADGROUP adds where).
+/// The error of a missing key or group (XREADGROUP adds where). Redis formats both
+/// with `%s`, so each ends at its first NUL byte.
 pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> String {
+    let c_text = |s: &[u8]| super::args::text(s.split(|&b| b == 0).next().unwrap_or(s));
     format!(
         "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
-        super::args::text(key),
-        super::args::text(group)
+        c_text(key),
+        c_text(group)
     )
 }
 

@@ -237,7 +237,8 @@ impl ScoreRange {
                 Some(b'(') => (true, &a[1..]),
                 _ => (false, a),
             };
-            let v = strtod_all(body)?;
+            // zslParseRange reads the argument as a C string: it ends at a NUL byte.
+            let v = strtod_all(body.split(|&b| b == 0).next().unwrap_or(body))?;
             (!v.is_nan()).then_some((v, ex))
         };
         match (one(min), one(max)) {

@@ -1,0 +1,455 @@
+"""Command-level differential fuzzer: seeded argument vectors for every command Skein
+serves, generated from Redis's command JSON (crates/server/commands/*.json), sent to
+redis-server 7.0.15 and skein-server alike and the replies compared byte for byte.
+
+Most vectors follow the argument spec (keys from a small shared pool so commands meet
+each other's values, edge integers and doubles, tokens in random case, optional,
+multiple, oneof and block arguments); some are malformed (wrong arity, garbage tokens,
+wrong types, huge or negative counts). Replies that legitimately differ (randomness,
+time, machine state, hash-table iteration order) are compared by a looser rule, see
+COMPARE_RULES. Commands that would disturb the run are never generated, see EXCLUDED.
+
+Long runs: python3 tests/cmd_fuzz.py --seed 1 --count 20000 [--seeds 10]
+(SKEIN_BIN picks the skein-server binary, as for the tests).
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from resp_client import RawConn, parse  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC_DIR = os.path.join(ROOT, "crates", "server", "commands")
+
+# Never generated: they end the connection or the server, change the connection's mode
+# (pub/sub, monitor, reply suppression, protocol), block without bound, touch the network,
+# or change server-wide settings the rest of the run depends on.
+EXCLUDED = {
+    "shutdown", "debug", "monitor", "subscribe", "psubscribe", "ssubscribe",
+    "unsubscribe", "punsubscribe", "sunsubscribe", "replicaof", "slaveof", "failover",
+    "sync", "psync", "replconf", "migrate", "wait", "hello", "reset", "quit", "auth",
+    "client|kill", "client|pause", "client|unpause", "client|reply", "client|tracking",
+    "client|caching", "client|unblock", "config|set", "config|rewrite",
+    "config|resetstat", "save", "bgsave", "bgrewriteaof", "module", "acl|setuser",
+    "acl|deluser", "acl|load", "acl|save", "script|kill", "function|kill", "pfselftest",
+    "pfdebug", "spop", "cluster", "readonly", "readwrite", "asking", "sentinel",
+    "lolwut", "latency|doctor", "memory|doctor", "memory|malloc-stats",
+    "slowlog|reset", "latency|reset",
+}
+
+# Reply comparison rules (default: byte for byte).
+#   type  - only the reply's type byte (random, time or machine dependent replies)
+#   sort  - the top-level array as a multiset (hash-table iteration order)
+#   approx - integers within a few units (TTLs against a clock)
+COMPARE_RULES = {
+    "randomkey": "type", "srandmember": "type", "zrandmember": "type",
+    "hrandfield": "type", "time": "type", "info": "type", "lastsave": "type",
+    "client|list": "type", "client|info": "type", "client|id": "type",
+    "memory|usage": "type", "memory|stats": "type", "memory|purge": "type",
+    "object|freq": "type", "object|idletime": "type", "dump": "type",
+    "scan": "type", "sscan": "type", "hscan": "type", "zscan": "type",
+    "config|get": "type", "command": "type", "command|info": "type",
+    "command|docs": "type", "command|list": "type", "command|count": "type",
+    "slowlog|get": "type", "slowlog|len": "type", "latency|latest": "type",
+    "latency|history": "type", "latency|graph": "type", "latency|histogram": "type",
+    "xinfo|stream": "type", "xinfo|groups": "type", "xinfo|consumers": "type",
+    "xpending": "type", "function|dump": "type", "function|stats": "type",
+    "client|getredir": "type", "role": "type", "acl|log": "type", "acl|list": "type",
+    "acl|getuser": "type", "acl|users": "type", "acl|whoami": "type", "acl|cat": "type",
+    "acl|genpass": "type", "object|help": "type",
+    "smembers": "sort", "sinter": "sort", "sunion": "sort", "sdiff": "sort",
+    "hkeys": "sort", "hvals": "sort", "hgetall": "sort", "keys": "sort",
+    "sort": "sort", "sort_ro": "sort", "function|list": "sort",
+    "ttl": "approx", "pttl": "approx", "expiretime": "approx", "pexpiretime": "approx",
+}
+
+KEYS = ["k1", "k2", "k3", "s1", "h1", "z1", "l1", "x1"]
+STRINGS = ["a", "b", "c", "", "1", "-1", "3.5", "foo bar", "x" * 70, "\x00\xff",
+           "field", "member", "*", "$", ">", "0", "k1", "h1"]
+INTEGERS = ["0", "1", "-1", "2", "3", "5", "10", "100", "-100", "9223372036854775807",
+            "-9223372036854775808", "9223372036854775808", "-9223372036854775809",
+            "4294967296", "abc", "1.5", "", " 1", "+1", "01", "0x10"]
+DOUBLES = ["0", "1", "-1", "1.5", "-2.25", "inf", "-inf", "+inf", "nan", "1e400", "",
+           "abc", "(1", "(-inf", "1e-320", "3", "100", "0.0001", "-0", "1e308"]
+TIMES = ["0", "-1", "100000", "1000000", "9223372036854775807", "-9223372036854775808",
+         "abc", "1.5", "4102444800", "4102444800000"]
+TIMEOUTS = ["0.01", "0.02", "-1", "abc", "inf", "1e400", "0.001"]
+PATTERNS = ["*", "k*", "?1", "[a-z]*", "", "h[", "\\*", "*1*"]
+SCRIPTS = ["return 1", "return redis.call('GET', KEYS[1])", "return {1, 2, 'x', {3}}",
+           "return ARGV[1]", "return redis.call('INCR', KEYS[1])",
+           "return redis.status_reply('OK')", "return redis.error_reply('my err')",
+           "return 3.99", "return nil"]
+FUNCTION_CODE = ["#!lua name=lib1\nredis.register_function('f1', function(k, a) "
+                 "return 1 end)",
+                 "#!lua name=lib2\nredis.register_function{function_name='f2', "
+                 "callback=function(k, a) return k[1] end, flags={'no-writes'}}",
+                 "#!lua name=lib1\nreturn 1", "not lua"]
+GARBAGE = ["FOO", "", "-", "999999999999999999999999", "\r\n", "NaN", "withscores",
+           "LIMIT", "COUNT", "-9223372036854775808", "*", "BY", "STORE"]
+
+
+def load_specs(spec_dir=SPEC_DIR):
+    """Command name (lowercase, 'container|sub' for subcommands) -> JSON spec."""
+    specs = {}
+    for path in glob.glob(os.path.join(spec_dir, "*.json")):
+        with open(path) as f:
+            data = json.load(f)
+        for name, spec in data.items():
+            full = name.lower()
+            if "container" in spec:
+                full = spec["container"].lower() + "|" + full
+            specs[full] = spec
+    return specs
+
+
+class Generator:
+    """Seeded argument vectors for commands described by Redis's command JSON."""
+
+    def __init__(self, seed, specs, commands):
+        self.r = random.Random(seed)
+        self.specs = specs
+        self.commands = sorted(commands)
+        self.stream_seq = 0
+
+    def rand_case(self, tok):
+        r = self.r
+        k = r.random()
+        if k < 0.6:
+            return tok
+        if k < 0.8:
+            return tok.lower()
+        return "".join(c.upper() if r.random() < 0.5 else c.lower() for c in tok)
+
+    def value(self, arg):
+        r = self.r
+        t, name = arg["type"], arg.get("name", "").lower()
+        token = arg.get("token", "").upper()
+        if t == "key":
+            return r.choice(KEYS) if r.random() < 0.95 else "nokey"
+        if t == "pattern":
+            return r.choice(PATTERNS)
+        if name == "timeout" or token == "BLOCK":
+            return r.choice(TIMEOUTS) if name == "timeout" else r.choice(
+                ["10", "20", "-1", "abc"])
+        if name == "script":
+            return r.choice(SCRIPTS)
+        if name == "function-code":
+            return r.choice(FUNCTION_CODE)
+        if name in ("function", "library-name"):
+            return r.choice(["f1", "f2", "lib1", "lib2", "nofunc"])
+        if name in ("sha1",):
+            return r.choice(["e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "abc", ""])
+        if t == "unix-time" or "seconds" in name or "milliseconds" in name or name == "ttl":
+            return r.choice(TIMES)
+        if t == "integer":
+            if r.random() < 0.3:
+                return str(r.randint(-20, 20))
+            return r.choice(INTEGERS)
+        if t == "double":
+            if r.random() < 0.3:
+                return str(round(r.uniform(-200, 200), r.randint(0, 3)))
+            return r.choice(DOUBLES)
+        if name in ("id", "start", "end") and "X" in self.cur.upper()[:1]:
+            return r.choice(["0", "0-1", "1-1", "2", "3-0", "-", "+", "$", ">", "abc",
+                             "18446744073709551615-18446744073709551615", "5-*", "(1-1"])
+        if name in ("db", "destination-db", "index"):
+            return r.choice(["0", "1", "2", "16", "-1", "abc"])
+        if name == "encoding":
+            return r.choice(["i8", "u8", "i64", "u63", "i65", "u64", "x", "i1"])
+        if name == "offset":
+            return r.choice(["0", "1", "7", "100", "#1", "-1", "4294967296", "abc"])
+        return r.choice(STRINGS) if r.random() < 0.85 else str(r.randint(-5, 50))
+
+    def one(self, arg, out, depth=0):
+        """Append one occurrence of `arg` to out (token included)."""
+        r = self.r
+        if "token" in arg and arg["type"] != "pure-token":
+            out.append(self.rand_case(arg["token"]))
+        t = arg["type"]
+        if t == "pure-token":
+            out.append(self.rand_case(arg["token"]))
+        elif t == "oneof":
+            if "token" in arg:
+                pass
+            self.one(r.choice(arg["arguments"]), out, depth + 1)
+        elif t == "block":
+            for sub in arg["arguments"]:
+                self.emit(sub, out, depth + 1)
+        else:
+            out.append(self.value(arg))
+
+    def emit(self, arg, out, depth=0):
+        r = self.r
+        if arg.get("optional") and r.random() < 0.5:
+            return
+        n = 1
+        if arg.get("multiple"):
+            n = r.choice([1, 1, 1, 2, 2, 3, 5])
+        for i in range(n):
+            if i > 0 and arg.get("multiple_token") and "token" in arg:
+                pass
+            if i > 0 and not arg.get("multiple_token") and "token" in arg \
+                    and arg["type"] != "pure-token":
+                out.append(self.value(arg))
+                continue
+            self.one(arg, out, depth)
+
+    def well_formed(self, name):
+        spec = self.specs[name]
+        words = name.split("|")
+        out = [self.rand_case(w.upper()) for w in words]
+        self.cur = words[0]
+        if name in ("command|getkeys", "command|getkeysandflags") and self.r.random() < 0.8:
+            inner = self.r.choice(self.commands)
+            if not inner.startswith("command|"):
+                return out + self.well_formed(inner)
+        for arg in spec.get("arguments", []):
+            self.emit(arg, out)
+        self.fix_counts(name, out, len(words))
+        return out
+
+    def fix_counts(self, name, out, skip):
+        """Make numkeys-style counts agree with the keys that follow most of the time."""
+        r = self.r
+        base = name.split("|")[0]
+        if base in ("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro") \
+                and len(out) > skip + 1 and r.random() < 0.9:
+            nargs = len(out) - skip - 2
+            out[skip + 1] = str(r.randint(0, max(0, nargs)))
+        if base == "xadd":
+            for i, a in enumerate(out):
+                if a == "*":
+                    self.stream_seq += 1
+                    out[i] = "%d-%d" % (1000 + self.stream_seq, r.randint(0, 2))
+
+    def malformed(self, name):
+        r = self.r
+        out = self.well_formed(name)
+        fixed = len(name.split("|"))
+        k = r.random()
+        if "BLOCKING" in self.specs[name].get("command_flags", []):
+            k = 0  # only drop an argument: anything else may block without bound
+        if k < 0.25 and len(out) > fixed:
+            del out[r.randrange(fixed, len(out))]
+        elif k < 0.45:
+            out.insert(r.randint(fixed, len(out)), r.choice(GARBAGE))
+        elif k < 0.7 and len(out) > fixed:
+            i = r.randrange(fixed, len(out))
+            out[i] = r.choice(GARBAGE + INTEGERS + DOUBLES)
+        elif k < 0.85:
+            del out[fixed:]
+            for _ in range(r.randint(0, 4)):
+                out.append(r.choice(GARBAGE + KEYS + INTEGERS))
+        else:
+            out.append(r.choice(["COUNT", "LIMIT", "MATCH"]))
+            out.append(r.choice(["-1", "-9223372036854775808", "9223372036854775807",
+                                 "0", "4294967296"]))
+        return out
+
+    def setup(self):
+        """Commands that give the key pool values of every type."""
+        r = self.r
+        cmds = [["SET", "k1", str(r.randint(-5, 5))], ["SET", "k2", "hello"],
+                ["SADD", "s1", "a", "b", "1", "2"], ["HSET", "h1", "a", "1", "b", "x"],
+                ["ZADD", "z1", "1", "a", "2", "b", "2.5", "c"],
+                ["RPUSH", "l1", "a", "b", "c", "1"], ["XADD", "x1", "1-1", "f", "v"]]
+        return cmds
+
+    def next(self):
+        name = self.r.choice(self.commands)
+        if self.r.random() < 0.15:
+            return name, self.malformed(name)
+        return name, self.well_formed(name)
+
+
+def known_commands(conn, specs):
+    """The commands (and subcommands) Skein serves that the fuzzer may generate."""
+    names = [x.decode().lower() for x in parse(conn.call("COMMAND", "LIST"))]
+    out = []
+    for info in parse(conn.call("COMMAND", "INFO", *names)):
+        if not info:
+            continue
+        name = info[0].decode().lower()
+        subs = [s[0].decode().lower() for s in info[9]] if len(info) > 9 else []
+        for c in subs or [name]:
+            if c in specs and c not in EXCLUDED and c.split("|")[0] not in EXCLUDED:
+                out.append(c)
+    return out
+
+
+def compare(rule, a, b):
+    if a == b:
+        return True
+    if a[:1] == b"-" or b[:1] == b"-":
+        return False
+    if rule == "type":
+        return a[:1] == b[:1]
+    if rule == "sort":
+        pa, pb = parse(a), parse(b)
+        if isinstance(pa, list) and isinstance(pb, list):
+            return a[:1] == b[:1] and sorted(map(repr, pa)) == sorted(map(repr, pb))
+        return False
+    if rule == "approx":
+        pa, pb = parse(a), parse(b)
+        return isinstance(pa, int) and isinstance(pb, int) and abs(pa - pb) <= 2
+    return False
+
+
+def fmt_cmd(args):
+    return " ".join(json.dumps(a) if (not a or any(c in a for c in ' "\\\r\n\x00\xff'))
+                    else a for a in args)
+
+
+class Runner:
+    """Runs generated commands on both servers and collects divergences."""
+
+    def __init__(self, ref_port, skein_port, proto=2, ping_every=50, timeout=10):
+        self.ports = (ref_port, skein_port)
+        self.proto = proto
+        self.ping_every = ping_every
+        self.timeout = timeout
+        self.failures = []
+        self.sent = 0
+        self.connect()
+
+    def connect(self):
+        self.ref = RawConn(self.ports[0], timeout=self.timeout)
+        self.sk = RawConn(self.ports[1], timeout=self.timeout)
+        self.multi = None  # rule strictness of a transaction being queued
+        for c in (self.ref, self.sk):
+            c.call("SELECT", "0")
+            if self.proto == 3:
+                c.call("HELLO", "3")
+
+    def close(self):
+        self.ref.close()
+        self.sk.close()
+
+    def send(self, name, args):
+        self.sent += 1
+        enc = [a.encode("latin-1") for a in args]
+        out = []
+        for c in (self.ref, self.sk):
+            try:
+                out.append(c.call(*enc))
+            except (socket.timeout, ConnectionError, OSError) as e:
+                out.append(("dead", repr(e)))
+        a, b = out
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            self.failures.append("RESP%d %s\n  redis: %r\n  skein: %r (connection lost)"
+                                 % (self.proto, fmt_cmd(args), a, b))
+            self.close()
+            self.connect()
+            return
+        rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
+        base = name.split("|")[0]
+        if self.multi is not None:
+            # Inside MULTI: replies are QUEUED (strict); EXEC's array is compared as
+            # loosely as the loosest command queued.
+            if base == "exec":
+                rule = self.multi or None
+                self.multi = None
+            elif base == "discard":
+                self.multi = None
+            else:
+                if a == b"+QUEUED\r\n" and rule:
+                    self.multi = "type"
+                rule = None
+        elif base == "multi" and a == b == b"+OK\r\n":
+            self.multi = ""
+        if not compare(rule, a, b):
+            self.failures.append("RESP%d %s\n  redis: %r\n  skein: %r"
+                                 % (self.proto, fmt_cmd(args), a[:300], b[:300]))
+        if self.sent % self.ping_every == 0:
+            self.ping()
+
+    def ping(self):
+        for who, c in (("redis", self.ref), ("skein", self.sk)):
+            try:
+                c.call("ECHO", "alive")
+            except (socket.timeout, ConnectionError, OSError) as e:
+                self.failures.append("%s did not answer after %d commands: %r"
+                                     % (who, self.sent, e))
+
+
+def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None):
+    """Generate `count` commands from `seed` and run them; return the divergences."""
+    r = random.Random(seed)
+    proto = proto or (3 if r.random() < 0.3 else 2)
+    setup = RawConn(ref_port), RawConn(skein_port)
+    for c in setup:
+        c.call("FLUSHALL")
+        c.call("FUNCTION", "FLUSH")
+        c.call("SCRIPT", "FLUSH")
+    commands = known_commands(setup[1], specs)
+    for c in setup:
+        c.close()
+    gen = Generator(seed, specs, commands)
+    runner = Runner(ref_port, skein_port, proto)
+    try:
+        for cmd in gen.setup():
+            runner.send(cmd[0].lower(), cmd)
+        for _ in range(count):
+            name, args = gen.next()
+            if log:
+                log.write(fmt_cmd(args) + "\n")
+            runner.send(name, args)
+        runner.ping()
+    finally:
+        runner.close()
+    return ["seed %d: %s" % (seed, f) for f in runner.failures]
+
+
+def internal_errors(log_path):
+    with open(log_path, errors="replace") as f:
+        return [line.rstrip() for line in f if "internal error" in line]
+
+
+def main():
+    from conftest import ServerProc
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=1, help="run seeds seed..seed+N-1")
+    ap.add_argument("--count", type=int, default=5000, help="commands per seed")
+    ap.add_argument("--proto", type=int, choices=[2, 3], default=None)
+    ap.add_argument("--log", help="write the generated commands here")
+    ap.add_argument("--max-report", type=int, default=40)
+    opts = ap.parse_args()
+    specs = load_specs()
+    ref = ServerProc("redis")
+    sk = ServerProc("skein", workers=2)
+    failures = []
+    log = open(opts.log, "w") if opts.log else None
+    try:
+        for seed in range(opts.seed, opts.seed + opts.seeds):
+            fs = run_seed(seed, opts.count, ref.port, sk.port, specs, opts.proto, log)
+            print("seed %d: %d divergences" % (seed, len(fs)), flush=True)
+            failures += fs
+            if not sk.alive() or not ref.alive():
+                failures.append("a server exited (redis %s, skein %s)"
+                                % (ref.alive(), sk.alive()))
+                break
+        sk.log.flush()
+        errs = internal_errors(os.path.join(sk.dir, "server.log"))
+    finally:
+        ref.stop()
+        sk.stop()
+        if log:
+            log.close()
+    for f in failures[:opts.max_report]:
+        print(f)
+    for e in errs:
+        print("skein log:", e)
+    print("%d divergences, %d internal errors" % (len(failures), len(errs)))
+    return 1 if failures or errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
