@@ -66,7 +66,8 @@ COMPARE_RULES = {
     "smembers": "sort", "sinter": "sort", "sunion": "sort", "sdiff": "sort",
     "hkeys": "sort", "hvals": "sort", "hgetall": "sort", "keys": "sort",
     "sort": "sort", "sort_ro": "sort", "function|list": "sort",
-    "ttl": "approx", "pttl": "approx", "expiretime": "approx", "pexpiretime": "approx",
+    "ttl": "approx", "pttl": "approx_ms", "expiretime": "approx",
+    "pexpiretime": "approx_ms",
 }
 
 KEYS = ["k1", "k2", "k3", "s1", "h1", "z1", "l1", "x1"]
@@ -283,6 +284,14 @@ def known_commands(conn, specs):
     return out
 
 
+def redis_quirk(name, a, b):
+    """A difference docs/compatibility.md documents as deliberate."""
+    # SORT: Redis reads weights with strtod without clearing errno, so a stale ERANGE
+    # refuses good weights (compatibility.md, SORT).
+    return name in ("sort", "sort_ro") and \
+        a == b"-ERR One or more scores can't be converted into double\r\n"
+
+
 def compare(rule, a, b):
     if a == b:
         return True
@@ -298,6 +307,9 @@ def compare(rule, a, b):
     if rule == "approx":
         pa, pb = parse(a), parse(b)
         return isinstance(pa, int) and isinstance(pb, int) and abs(pa - pb) <= 2
+    if rule == "approx_ms":
+        pa, pb = parse(a), parse(b)
+        return isinstance(pa, int) and isinstance(pb, int) and abs(pa - pb) <= 1000
     return False
 
 
@@ -363,9 +375,9 @@ class Runner:
                 rule = None
         elif base == "multi" and a == b == b"+OK\r\n":
             self.multi = ""
-        if not compare(rule, a, b):
-            self.failures.append("RESP%d %s\n  redis: %r\n  skein: %r"
-                                 % (self.proto, fmt_cmd(args), a[:300], b[:300]))
+        if not compare(rule, a, b) and not redis_quirk(name, a, b):
+            self.failures.append("#%d RESP%d %s\n  redis: %r\n  skein: %r"
+                                 % (self.sent, self.proto, fmt_cmd(args), a[:300], b[:300]))
         if self.sent % self.ping_every == 0:
             self.ping()
 
@@ -394,16 +406,34 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None):
     runner = Runner(ref_port, skein_port, proto)
     try:
         for cmd in gen.setup():
+            if log:
+                log.write(json.dumps([cmd[0].lower()] + cmd) + "\n")
             runner.send(cmd[0].lower(), cmd)
         for _ in range(count):
             name, args = gen.next()
             if log:
-                log.write(fmt_cmd(args) + "\n")
+                log.write(json.dumps([name] + args) + "\n")
             runner.send(name, args)
         runner.ping()
     finally:
         runner.close()
     return ["seed %d: %s" % (seed, f) for f in runner.failures]
+
+
+def replay(path, ref_port, skein_port, proto):
+    """Run the commands a --log file holds (one JSON [name, args...] a line)."""
+    for port in (ref_port, skein_port):
+        c = RawConn(port)
+        c.call("FLUSHALL")
+        c.call("FUNCTION", "FLUSH")
+        c.close()
+    runner = Runner(ref_port, skein_port, proto)
+    with open(path) as f:
+        for line in f:
+            name, *args = json.loads(line)
+            runner.send(name, args)
+    runner.close()
+    return runner.failures
 
 
 def internal_errors(log_path):
@@ -421,6 +451,8 @@ def main():
     ap.add_argument("--proto", type=int, choices=[2, 3], default=None)
     ap.add_argument("--log", help="write the generated commands here")
     ap.add_argument("--max-report", type=int, default=40)
+    ap.add_argument("--keep-log", help="copy skein-server's log here")
+    ap.add_argument("--replay", help="run the commands of a --log file instead")
     opts = ap.parse_args()
     specs = load_specs()
     ref = ServerProc("redis")
@@ -428,7 +460,9 @@ def main():
     failures = []
     log = open(opts.log, "w") if opts.log else None
     try:
-        for seed in range(opts.seed, opts.seed + opts.seeds):
+        if opts.replay:
+            failures += replay(opts.replay, ref.port, sk.port, opts.proto or 2)
+        for seed in range(opts.seed, opts.seed + opts.seeds) if not opts.replay else ():
             fs = run_seed(seed, opts.count, ref.port, sk.port, specs, opts.proto, log)
             print("seed %d: %d divergences" % (seed, len(fs)), flush=True)
             failures += fs
@@ -438,6 +472,10 @@ def main():
                 break
         sk.log.flush()
         errs = internal_errors(os.path.join(sk.dir, "server.log"))
+        if opts.keep_log:
+            with open(os.path.join(sk.dir, "server.log"), "rb") as src, \
+                    open(opts.keep_log, "wb") as dst:
+                dst.write(src.read())
     finally:
         ref.stop()
         sk.stop()

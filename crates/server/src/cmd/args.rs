@@ -70,6 +70,12 @@ pub fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
 
+/// An argument that ends an error message Redis builds with addReplyErrorFormat, which
+/// trims CR and LF from the message's end (those inside become spaces later).
+pub fn text_at_end(arg: &[u8]) -> String {
+    text(arg).trim_end_matches(['\r', '\n']).to_string()
+}
+
 /// C's atoi: leading white space, an optional sign, digits; stops at the first other byte;
 /// the result clamped to a C int.
 pub fn c_atoi(s: &[u8]) -> i64 {

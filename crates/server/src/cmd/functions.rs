@@ -72,7 +72,7 @@ fn function_load(ctx: &mut Ctx, argv: &[&[u8]]) {
         if !is(argv[at], "replace") {
             return ctx.out.error(&format!(
                 "ERR Unknown option given: {}",
-                String::from_utf8_lossy(argv[at])
+                args::text_at_end(argv[at])
             ));
         }
         replace = true;

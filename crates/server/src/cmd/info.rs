@@ -586,7 +586,8 @@ fn latencystats(srv: &Server, r: &mut Report) {
 fn avg_ttl(keys: &mut Locked, db: usize) -> i64 {
     const SAMPLE: usize = 1024;
     let now = keys.now();
-    let (mut sum, mut n) = (0i64, 0i64);
+    // (i128: a TTL may be near i64::MAX ms, and a few of them overflow an i64 sum.)
+    let (mut sum, mut n) = (0i128, 0i128);
     let mut seen = 0;
     keys.walk_free_in(db, |shard| {
         if shard.expires_len() == 0 {
@@ -596,7 +597,7 @@ fn avg_ttl(keys: &mut Locked, db: usize) -> i64 {
             seen += 1;
             let at = e.expire_at();
             if at >= 0 && at > now {
-                sum += at - now;
+                sum += i128::from(at - now);
                 n += 1;
             }
             if seen >= SAMPLE {
@@ -608,7 +609,7 @@ fn avg_ttl(keys: &mut Locked, db: usize) -> i64 {
     if n == 0 {
         0
     } else {
-        sum / n
+        i64::try_from(sum / n).unwrap_or(i64::MAX)
     }
 }
 

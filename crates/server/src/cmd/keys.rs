@@ -91,7 +91,9 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, abs: bool) {
         return ctx.out.int(-1);
     }
     let t = if abs { at } else { at - now }.max(0);
-    ctx.out.int(if ms { t } else { t.wrapping_add(500) / 1000 });
+    // (Rounded without overflow: Redis answers 9223372036854776 for i64::MAX ms.)
+    let secs = (i128::from(t) + 500) / 1000;
+    ctx.out.int(if ms { t } else { secs as i64 });
 }
 
 fn ttl(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -130,7 +132,7 @@ fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, String> {
         } else if is(a, "lt") {
             f.lt = true;
         } else {
-            return Err(format!("ERR Unsupported option {}", args::text(a)));
+            return Err(format!("ERR Unsupported option {}", args::text_at_end(a)));
         }
     }
     if f.nx && (f.xx || f.gt || f.lt) {

@@ -1,6 +1,6 @@
 //! XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP) and XACK.
 
-use super::super::args::{self, is, text};
+use super::super::args::{self, is};
 use super::super::help::{reply_help, subcommand_syntax_error};
 use super::super::{coll, Ctx};
 use super::{ev, group_ev, read_for_update, strict_id, INVALID_ID};
@@ -78,8 +78,8 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
             {
                 return ctx.out.error(&format!(
                     "NOGROUP No such consumer group '{}' for key name '{}'",
-                    text(group),
-                    text(key)
+                    super::c_text(group),
+                    super::c_text(key)
                 ))
             }
             _ => {}

@@ -1,6 +1,6 @@
 //! XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS, XINFO HELP.
 
-use super::super::args::{self, is, text, NO_SUCH_KEY};
+use super::super::args::{self, is, NO_SUCH_KEY};
 use super::super::help::{reply_help, subcommand_syntax_error};
 use super::super::{coll, Ctx};
 use super::{reply_entries, reply_entry, reply_id};
@@ -40,8 +40,8 @@ pub fn xinfo(ctx: &mut Ctx, argv: &[&[u8]]) {
         let Some(g) = s.group(argv[3]) else {
             return ctx.out.error(&format!(
                 "NOGROUP No such consumer group '{}' for key name '{}'",
-                text(argv[3]),
-                text(key)
+                super::c_text(argv[3]),
+                super::c_text(key)
             ));
         };
         ctx.out.array(g.consumers.len());

@@ -105,10 +105,13 @@ pub fn claim_command(
     .collect()
 }
 
-/// The error of a missing key or group (XREADGROUP adds where). Redis formats both
-/// with `%s`, so each ends at its first NUL byte.
+/// A name as Redis's `%s` prints it in an error: up to its first NUL byte.
+pub fn c_text(s: &[u8]) -> String {
+    super::args::text(s.split(|&b| b == 0).next().unwrap_or(s))
+}
+
+/// The error of a missing key or group (XREADGROUP adds where).
 pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> String {
-    let c_text = |s: &[u8]| super::args::text(s.split(|&b| b == 0).next().unwrap_or(s));
     format!(
         "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
         c_text(key),
