@@ -42,11 +42,27 @@ impl<T, const BITS: u32> Chunked<T, BITS> {
     /// goes (later chunks are allocated whole as they are needed).
     pub fn reserve_first(&mut self, n: usize) {
         let n = n.min(Self::CHUNK);
-        match self.chunks.as_mut_slice() {
-            [c] => c.reserve(n.saturating_sub(c.len())),
-            [] if n > 0 => self.chunks.push(Vec::with_capacity(n)),
-            _ => {}
+        if self.chunks.len() > 1 {
+            return;
         }
+        if self.chunks.is_empty() {
+            self.chunks.reserve_exact(1);
+            self.chunks.push(Vec::new());
+        }
+        let c = &mut self.chunks[0];
+        if n > c.capacity() {
+            c.reserve_exact(Self::class_cap(n) - c.len());
+        }
+    }
+
+    /// The most elements (at least `n`, at most a chunk; `n` is at most a chunk) that fit the jemalloc size
+    /// class holding `n`: a small first chunk grows through the size classes (about a
+    /// quarter at a time, no more memory than an exact reservation takes) rather than
+    /// doubling, so a small collection carries little slack.
+    fn class_cap(n: usize) -> usize {
+        let size = std::mem::size_of::<T>().max(1);
+        let bytes = crate::mem::size_class_aligned(n * size, std::mem::align_of::<T>());
+        (bytes / size).clamp(n, Self::CHUNK)
     }
 
     /// Append `v`; returns its index.
@@ -54,15 +70,20 @@ impl<T, const BITS: u32> Chunked<T, BITS> {
     pub fn push(&mut self, v: T) -> usize {
         let at = self.len();
         match self.chunks.last_mut() {
-            Some(c) if c.len() < Self::CHUNK => c.push(v),
+            Some(c) if c.len() < Self::CHUNK => {
+                if c.len() == c.capacity() {
+                    // Only the first chunk is ever short of a whole chunk's capacity.
+                    c.reserve_exact(Self::class_cap(c.len() + 1) - c.len());
+                }
+                c.push(v);
+            }
             _ => {
-                // The first chunk grows as a vector does (small collections stay small).
-                let cap = if self.chunks.is_empty() {
-                    0
+                let mut c = if self.chunks.is_empty() {
+                    self.chunks.reserve_exact(1);
+                    Vec::with_capacity(Self::class_cap(1))
                 } else {
-                    Self::CHUNK
+                    Vec::with_capacity(Self::CHUNK)
                 };
-                let mut c = Vec::with_capacity(cap);
                 c.push(v);
                 self.chunks.push(c);
             }
@@ -202,10 +223,34 @@ mod tests {
     }
 
     #[test]
+    fn first_chunk_grows_through_size_classes() {
+        let mut c: Chunked<[u64; 4], 10> = Chunked::new();
+        let mut caps = Vec::new();
+        for i in 0..300 {
+            c.push([i; 4]);
+            let cap = c.chunks[0].capacity();
+            if caps.last() != Some(&cap) {
+                caps.push(cap);
+            }
+        }
+        // 32-byte elements: 32, 64, 96, 128, then four classes per doubling.
+        assert_eq!(&caps[..9], &[1, 2, 3, 4, 5, 6, 7, 8, 10]);
+        assert_eq!(c.chunks.capacity(), 1);
+        assert!(c.allocated() <= crate::mem::vec::<Vec<[u64; 4]>>(1) + 320 * 32);
+        for i in 300..1100 {
+            c.push([i; 4]);
+        }
+        assert_eq!(c.chunks[0].capacity(), 1024);
+        assert_eq!(c.chunks[1].capacity(), 1024);
+        assert_eq!(c[1099], [1099; 4]);
+    }
+
+    #[test]
     fn reserve_first_then_push() {
         let mut c: Chunked<u64, 4> = Chunked::new();
         c.reserve_first(100);
         assert_eq!(c.chunks[0].capacity(), 16);
+        assert_eq!(c.chunks.capacity(), 1);
         for i in 0..40 {
             c.push(i);
         }

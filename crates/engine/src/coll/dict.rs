@@ -26,6 +26,11 @@ fn slot_of(link: u32) -> usize {
 
 const MIN_BUCKETS: usize = 4;
 
+/// `n` empty buckets (zeroed memory: a big array is not touched until used).
+fn no_buckets(n: usize) -> Box<[u32]> {
+    vec![NIL; n].into_boxed_slice()
+}
+
 /// Buckets moved per write while rehashing, and empty buckets looked at (as Redis's
 /// dictRehash(d, 1) with its `empty_visits`, times four: a rehash always ends before
 /// the table needs the next one).
@@ -66,10 +71,10 @@ type Slots<T> = Chunked<Slot<T>, SLOT_CHUNK_BITS>;
 pub struct Dict<T> {
     /// Head link of each bucket (NIL = empty); the length is a power of two. New
     /// entries go here.
-    buckets: Vec<u32>,
+    buckets: Box<[u32]>,
     /// While rehashing: the previous buckets, moved into `buckets` a few per write;
     /// empty otherwise.
-    old: Vec<u32>,
+    old: Box<[u32]>,
     /// Old buckets before this one have been moved.
     moved: usize,
     slots: Slots<T>,
@@ -103,8 +108,8 @@ fn relink_chain<T>(heads: &mut [u32], slots: &mut Slots<T>, b: usize, from: u32,
 impl<T: Keyed> Dict<T> {
     pub fn new() -> Dict<T> {
         Dict {
-            buckets: vec![NIL; MIN_BUCKETS],
-            old: Vec::new(),
+            buckets: no_buckets(MIN_BUCKETS),
+            old: Box::default(),
             moved: 0,
             slots: Slots::new(),
         }
@@ -113,7 +118,7 @@ impl<T: Keyed> Dict<T> {
     /// Buckets for `n` entries, and room for them in the first chunk of slots.
     pub fn with_capacity(n: usize) -> Dict<T> {
         let mut t = Dict::new();
-        t.buckets = vec![NIL; n.next_power_of_two().max(MIN_BUCKETS)];
+        t.buckets = no_buckets(n.next_power_of_two().max(MIN_BUCKETS));
         t.slots.reserve_first(n);
         t
     }
@@ -236,7 +241,7 @@ impl<T: Keyed> Dict<T> {
         if n == self.buckets.len() {
             return;
         }
-        self.old = std::mem::replace(&mut self.buckets, vec![NIL; n]);
+        self.old = std::mem::replace(&mut self.buckets, no_buckets(n));
         self.moved = 0;
     }
 
@@ -274,7 +279,7 @@ impl<T: Keyed> Dict<T> {
             done += 1;
         }
         if self.moved == self.old.len() {
-            self.old = Vec::new();
+            self.old = Box::default();
             self.moved = 0;
         }
     }
@@ -307,8 +312,8 @@ impl<T: Keyed> Dict<T> {
     /// what the items hold on the heap).
     pub fn allocated(&self) -> usize {
         use crate::mem;
-        mem::vec::<u32>(self.buckets.capacity())
-            + mem::vec::<u32>(self.old.capacity())
+        mem::vec::<u32>(self.buckets.len())
+            + mem::vec::<u32>(self.old.len())
             + self.slots.allocated()
     }
 }

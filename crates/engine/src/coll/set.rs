@@ -410,6 +410,8 @@ mod tests {
     #[test]
     fn member_is_compact() {
         assert_eq!(std::mem::size_of::<Member>(), 24);
+        // A table's header fits jemalloc's 64-byte class (its box, one per set).
+        assert_eq!(std::mem::size_of::<Table>(), 64);
         assert_eq!(Member::new(b"abc").as_bytes(), b"abc");
         let long = vec![b'x'; 100];
         assert_eq!(Member::new(&long).as_bytes(), &long[..]);
