@@ -70,7 +70,13 @@ COMPARE_RULES = {
     "pexpiretime": "approx_ms",
 }
 
-KEYS = ["k1", "k2", "k3", "s1", "h1", "z1", "l1", "x1"]
+KEYS = ["k1", "k2", "k3", "s1", "s2", "h1", "z1", "z2", "l1", "l2", "x1", "x2"]
+# Keys a command of a group mostly takes, so that most calls meet a value of their type.
+FAMILY_KEYS = {
+    "sorted_set": ["z1", "z2"], "geo": ["z1", "z2"], "set": ["s1", "s2"], "hash": ["h1"],
+    "list": ["l1", "l2"], "stream": ["x1", "x2"], "string": ["k1", "k2", "k3"],
+    "bitmap": ["k1", "k2", "k3"], "hyperloglog": ["k1", "k2", "k3"],
+}
 STRINGS = ["a", "b", "c", "", "1", "-1", "3.5", "foo bar", "x" * 70, "\x00\xff",
            "field", "member", "*", "$", ">", "0", "k1", "h1"]
 INTEGERS = ["0", "1", "-1", "2", "3", "5", "10", "100", "-100", "9223372036854775807",
@@ -91,6 +97,14 @@ FUNCTION_CODE = ["#!lua name=lib1\nredis.register_function('f1', function(k, a) 
                  "#!lua name=lib2\nredis.register_function{function_name='f2', "
                  "callback=function(k, a) return k[1] end, flags={'no-writes'}}",
                  "#!lua name=lib1\nreturn 1", "not lua"]
+# Encoding thresholds the fuzzer may change, with Redis 7.0's defaults.
+ENCODING_CONFIG = {
+    "hash-max-listpack-entries": "512", "hash-max-listpack-value": "64",
+    "set-max-intset-entries": "512", "zset-max-listpack-entries": "128",
+    "zset-max-listpack-value": "64", "list-max-listpack-size": "-2",
+    "list-compress-depth": "0", "stream-node-max-entries": "100",
+    "stream-node-max-bytes": "4096",
+}
 GARBAGE = ["FOO", "", "-", "999999999999999999999999", "\r\n", "NaN", "withscores",
            "LIMIT", "COUNT", "-9223372036854775808", "*", "BY", "STORE"]
 
@@ -132,7 +146,16 @@ class Generator:
         t, name = arg["type"], arg.get("name", "").lower()
         token = arg.get("token", "").upper()
         if t == "key":
+            family = FAMILY_KEYS.get(self.group)
+            if family and r.random() < 0.7:
+                return r.choice(family)
             return r.choice(KEYS) if r.random() < 0.95 else "nokey"
+        if "lex" in self.cur and name in ("min", "max", "start", "stop"):
+            return r.choice(["-", "+", "[a", "(a", "[m1", "(c", "a", "", "[", "(\x00"])
+        if name in ("group", "groupname"):
+            return r.choice(["g1", "g2", "g1", "nogroup"])
+        if name in ("consumer", "consumername"):
+            return r.choice(["c1", "c2"])
         if t == "pattern":
             return r.choice(PATTERNS)
         if name == "timeout" or token == "BLOCK":
@@ -206,6 +229,7 @@ class Generator:
         words = name.split("|")
         out = [self.rand_case(w.upper()) for w in words]
         self.cur = words[0]
+        self.group = spec.get("group", "")
         if name in ("command|getkeys", "command|getkeysandflags") and self.r.random() < 0.8:
             inner = self.r.choice(self.commands)
             if not inner.startswith("command|"):
@@ -223,6 +247,23 @@ class Generator:
                 and len(out) > skip + 1 and r.random() < 0.9:
             nargs = len(out) - skip - 2
             out[skip + 1] = str(r.randint(0, max(0, nargs)))
+        lower = [a.lower() for a in out]
+        if base in ("xread", "xreadgroup") and "streams" in lower and r.random() < 0.9:
+            at = lower.index("streams") + 1
+            n = r.randint(1, 3)
+            ids = ["0", "0-1", "$", ">", "1-1", "+"]
+            out[at:] = [r.choice(FAMILY_KEYS["stream"]) for _ in range(n)] + \
+                [r.choice(ids) for _ in range(n)]
+        if base in ("zmpop", "bzmpop", "lmpop", "blmpop", "sintercard", "zintercard",
+                    "zunion", "zinter", "zdiff", "zunionstore", "zinterstore",
+                    "zdiffstore") and r.random() < 0.9:
+            at = skip + (1 if base in ("bzmpop", "blmpop") else 0) + \
+                (1 if base.endswith("store") else 0)
+            if at < len(out):
+                n = 0
+                while at + 1 + n < len(out) and out[at + 1 + n] in KEYS + ["nokey"]:
+                    n += 1
+                out[at] = str(n)
         if base == "xadd":
             for i, a in enumerate(out):
                 if a == "*":
@@ -259,10 +300,53 @@ class Generator:
         cmds = [["SET", "k1", str(r.randint(-5, 5))], ["SET", "k2", "hello"],
                 ["SADD", "s1", "a", "b", "1", "2"], ["HSET", "h1", "a", "1", "b", "x"],
                 ["ZADD", "z1", "1", "a", "2", "b", "2.5", "c"],
-                ["RPUSH", "l1", "a", "b", "c", "1"], ["XADD", "x1", "1-1", "f", "v"]]
+                ["RPUSH", "l1", "a", "b", "c", "1"], ["XADD", "x1", "1-1", "f", "v"],
+                ["SADD", "s2", "b", "c", "3"], ["ZADD", "z2", "0", "a", "0", "b", "5", "z"],
+                ["RPUSH", "l2", "x", "1"], ["XADD", "x1", "2-1", "g", "w"],
+                ["XGROUP", "CREATE", "x1", "g1", "0"],
+                ["XGROUP", "CREATE", "x2", "g1", "$", "MKSTREAM"]]
         return cmds
 
+    def bulk(self):
+        """A command that grows a key past the compact encodings' limits."""
+        r = self.r
+        key = r.choice(KEYS)
+        n = r.choice([20, 130, 600])
+        kind = r.choice(["rpush", "sadd", "sadd", "zadd", "hset", "xadd"])
+        if kind == "rpush":
+            return kind, ["RPUSH", key] + [r.choice(STRINGS + [str(i)]) for i in range(n)]
+        if kind == "sadd":
+            ints = r.random() < 0.5
+            return kind, ["SADD", key] + [str(r.randint(-1000, 1000)) if ints
+                                          else "m%d" % r.randint(0, 2000) for _ in range(n)]
+        if kind == "zadd":
+            out = ["ZADD", key]
+            for i in range(n):
+                out += [str(r.choice([r.randint(-50, 50), i, 1.5])), "m%d" % i]
+            return kind, out
+        if kind == "hset":
+            out = ["HSET", key]
+            for i in range(n):
+                out += ["f%d" % i, r.choice(STRINGS)]
+            return kind, out
+        self.stream_seq += 1
+        return kind, ["XADD", key, "%d-0" % (1000 + self.stream_seq)] + \
+            ["f%d" % i for i in range(2 * min(n, 40))]
+
+    def config(self):
+        """CONFIG SET of an encoding threshold (reset at each seed's start)."""
+        r = self.r
+        name = r.choice(list(ENCODING_CONFIG))
+        value = r.choice(["0", "1", "2", "3", "4", "16", "128", "-1", "-2", "abc",
+                          ENCODING_CONFIG[name]])
+        return "config|set", ["CONFIG", "SET", name, value]
+
     def next(self):
+        k = self.r.random()
+        if k < 0.01:
+            return self.config()
+        if k < 0.03:
+            return self.bulk()
         name = self.r.choice(self.commands)
         if self.r.random() < 0.15:
             return name, self.malformed(name)
@@ -399,6 +483,8 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None):
         c.call("FLUSHALL")
         c.call("FUNCTION", "FLUSH")
         c.call("SCRIPT", "FLUSH")
+        for name, value in ENCODING_CONFIG.items():
+            c.call("CONFIG", "SET", name, value)
     commands = known_commands(setup[1], specs)
     for c in setup:
         c.close()

@@ -298,6 +298,25 @@ impl LexRange {
             _ => Err(NOT_LEX_RANGE),
         }
     }
+    /// sdscmplex(min, max) > 0, or equal bounds with either exclusive.
+    fn empty_by_bounds(&self) -> bool {
+        use std::cmp::Ordering::*;
+        let rank = |l: &Lex| match l {
+            Lex::Min => 0,
+            Lex::Incl(_) | Lex::Excl(_) => 1,
+            Lex::Max => 2,
+        };
+        let text = |l: &Lex| match l {
+            Lex::Incl(v) | Lex::Excl(v) => v.clone(),
+            _ => Vec::new(),
+        };
+        let excl = |l: &Lex| matches!(l, Lex::Excl(_));
+        let cmp = rank(&self.min)
+            .cmp(&rank(&self.max))
+            .then_with(|| text(&self.min).cmp(&text(&self.max)));
+        cmp == Greater || (cmp == Equal && (excl(&self.min) || excl(&self.max)))
+    }
+
     fn gte_min(&self, v: &[u8]) -> bool {
         match &self.min {
             Lex::Min => true,
@@ -329,6 +348,34 @@ impl Interval {
     pub(crate) fn walk_forward(&self, z: &ZSet, mut f: impl FnMut(&[u8], f64) -> bool) {
         let first = z.count_prefix(|s, m| !self.gte_min(s, m));
         z.walk(first, false, |m, sc| self.lte_max(sc, m) && f(m, sc));
+    }
+
+    /// zslIsInLexRange / zzlIsInLexRange, which Redis asks before looking for a lex
+    /// range's ends: false when the bounds make it empty, or when the last member is below
+    /// min or the first above max. Only the two ends are looked at, so this decides the
+    /// answer when members of different scores are not in lex order.
+    pub(crate) fn lex_may_hold(&self, z: &ZSet) -> bool {
+        let Interval::Lex(r) = self else {
+            return true;
+        };
+        let (Some(tail), Some(head)) = (z.len().checked_sub(1), (!z.is_empty()).then_some(0))
+        else {
+            return false;
+        };
+        let mut inside = !r.empty_by_bounds();
+        if inside {
+            z.walk(tail, true, |m, _| {
+                inside = r.gte_min(m);
+                false
+            });
+        }
+        if inside {
+            z.walk(head, false, |m, _| {
+                inside = r.lte_max(m);
+                false
+            });
+        }
+        inside
     }
 
     fn gte_min(&self, s: f64, m: &[u8]) -> bool {

@@ -36,6 +36,7 @@ fn count_generic(ctx: &mut Ctx, argv: &[&[u8]], iv: Result<Interval, &'static st
     match read(ctx.keys, argv[1]) {
         Err(e) => ctx.out.error(e),
         Ok(None) => ctx.out.int(0),
+        Ok(Some(z)) if !iv.lex_may_hold(z) => ctx.out.int(0),
         Ok(Some(z)) => {
             let (first, end) = iv.ranks(z, false);
             ctx.out.int(end.saturating_sub(first) as i64);
@@ -102,7 +103,9 @@ fn walk_range(
         });
         return;
     }
-    let Some(iv) = iv else { return };
+    let Some(iv) = iv.filter(|iv| iv.lex_may_hold(z)) else {
+        return;
+    };
     if offset < 0 || (offset > 0 && offset as usize >= len) || limit == 0 {
         return;
     }
@@ -280,6 +283,8 @@ fn remrange_generic(
     let r = remove_with(ctx.keys, argv[1], ev, |z| {
         let bounds = match &what {
             Rem::Rank(s, en) => rank_bounds(*s, *en, z.len()),
+            // (zzlDeleteRangeByLex asks zzlIsInLexRange; the skiplist's walk does not.)
+            Rem::Iv(iv) if matches!(z, ZSet::Listpack(_)) && !iv.lex_may_hold(z) => None,
             Rem::Iv(iv) => {
                 let (first, end) = iv.ranks(z, true);
                 (first < end).then(|| (first, end - 1))
