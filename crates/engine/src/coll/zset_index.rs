@@ -214,15 +214,21 @@ impl MemberIndex {
 
     fn finish(&mut self) {
         while self.is_moving() {
-            self.step();
+            self.move_runs();
+        }
+    }
+
+    /// A step of the resize under way, if any.
+    #[inline]
+    fn step(&mut self) {
+        if self.is_moving() {
+            self.move_runs();
         }
     }
 
     /// Move the runs of at least `STEP_SLOTS` old slots (all that is left when fewer).
-    fn step(&mut self) {
-        if self.old.is_empty() {
-            return;
-        }
+    #[inline(never)]
+    fn move_runs(&mut self) {
         let end = self.old.len();
         let budget = (self.moved + STEP_SLOTS).min(end);
         while self.moved < budget || (self.moved < end && self.old[self.moved] != EMPTY) {
