@@ -41,6 +41,13 @@ pub fn parse<'a>(argv: &[&'a [u8]], group_cmd: bool) -> Result<ReadArgs<'a>, Str
         let more = argv.len() - i - 1;
         let o = argv[i];
         if is(o, "block") && more > 0 {
+            if crate::script::state::in_script() {
+                // (The command's name as the script spelled it.)
+                return Err(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    args::text(argv[0])
+                ));
+            }
             i += 1;
             let ms =
                 args::int(argv[i]).map_err(|_| "ERR timeout is not an integer or out of range")?;
