@@ -44,7 +44,8 @@ pub fn free_effort(v: engine::ValueRef<'_>) -> usize {
         ValueRef::List(l) => l.len(),
         ValueRef::Hash(h) => h.len(),
         ValueRef::Set(s) => s.len(),
-        ValueRef::ZSet(z) => z.len(),
+        // An emptied sorted set's arena still holds its peak's nodes.
+        ValueRef::ZSet(z) => z.allocated_elems(),
         ValueRef::Stream(s) => s.len() as usize,
     }
 }
@@ -86,6 +87,17 @@ pub fn free_here(entry: engine::Entry) {
     } else {
         drop(entry);
     }
+}
+
+/// A collection its command emptied (then deleted): Redis freed its elements one by one
+/// as they went, so what is left costs nothing there; here a sorted set's arena may still
+/// hold its peak's nodes, which go to the background thread when many, uncounted in
+/// `lazyfreed_objects` (Redis frees nothing lazily here), whatever the lazyfree options.
+pub fn free_emptied(entry: engine::Entry) {
+    if free_effort(entry.value()) <= THRESHOLD {
+        return drop(entry);
+    }
+    background(Box::new(entry), 0);
 }
 
 /// Drop the tables FLUSHDB/FLUSHALL ASYNC removed on the background thread, counted as

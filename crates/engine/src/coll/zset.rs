@@ -260,6 +260,15 @@ impl ZSet {
         self.len() == 0
     }
 
+    /// Elements whose room is allocated: `len`, or for a skiplist every node its arena
+    /// holds (a set emptied by removals still holds its peak's nodes until dropped).
+    pub fn allocated_elems(&self) -> usize {
+        match self {
+            ZSet::Listpack(_) => self.len(),
+            ZSet::Skiplist(sl) => sl.allocated_nodes(),
+        }
+    }
+
     /// Bytes held by the encoding (MEMORY USAGE): members allocated one by one are
     /// estimated from the first `samples` of them.
     pub fn footprint(&self, samples: usize) -> usize {
@@ -561,6 +570,22 @@ mod tests {
             zset_max_listpack_entries: entries,
             ..Limits::default()
         }
+    }
+
+    #[test]
+    fn emptied_skiplist_still_counts_its_arena() {
+        let mut z = ZSet::new();
+        let lim = limits(4);
+        for i in 0..1000 {
+            z.insert_new(format!("m{i}").as_bytes(), i as f64, &lim);
+        }
+        assert_eq!(z.encoding(), "skiplist");
+        z.remove_ranks(0, 999, |_, _| {});
+        assert!(z.is_empty());
+        assert!(z.allocated_elems() >= 1000, "{}", z.allocated_elems());
+        let mut lp = ZSet::new();
+        lp.insert_new(b"a", 1.0, &limits(128));
+        assert_eq!(lp.allocated_elems(), 1);
     }
 
     #[test]

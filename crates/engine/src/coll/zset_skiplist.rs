@@ -107,6 +107,12 @@ impl SkipList {
         self.len == 0
     }
 
+    /// Nodes allocated, live or free (the arena keeps what removals freed, for reuse):
+    /// what dropping this skiplist takes apart, which may be far more than `len`.
+    pub fn allocated_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
     #[inline]
     fn lv(&self, x: u32, i: usize) -> Level {
         let n = &self.nodes[x as usize];

@@ -95,5 +95,7 @@ pub fn insert<T: Coll>(keys: &mut Locked, key: &[u8], value: T, event: Event) {
 /// announcing `del` after the command's own event. Not counted in the dirty counter: Redis
 /// counts the removed elements, not the deletion that follows.
 pub fn delete_empty(keys: &mut Locked, key: &[u8]) {
-    keys.remove(key, Event::DEL.clean());
+    if let Some(e) = keys.remove(key, Event::DEL.clean()) {
+        crate::lazyfree::free_emptied(e);
+    }
 }
