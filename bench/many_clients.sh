@@ -41,11 +41,18 @@ for round in $(seq "$ROUNDS"); do
   for srv in $SERVERS; do
     port=$(free_port)
     if [ "$srv" = skein ]; then
-      pin "$SERVER_CPUS" "$SKEIN" --port "$port" --bind 127.0.0.1 --dir "$tmp" --save '' \
-        --maxclients 10100 ${WORKERS:+--workers "$WORKERS"} > "$tmp/log" 2>&1 &
+      cmd=("$SKEIN" --port "$port" --bind 127.0.0.1 --dir "$tmp" --save '' --maxclients 10100
+        ${WORKERS:+--workers "$WORKERS"})
     else
-      pin "$SERVER_CPUS" redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp" --save '' \
-        --appendonly no --maxclients 10100 > "$tmp/log" 2>&1 &
+      cmd=(redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no
+        --maxclients 10100)
+    fi
+    # Not through `pin`: a backgrounded shell function is a subshell, and $! would be its
+    # PID, not the server's (taskset execs the server, keeping the PID).
+    if [ -n "$SERVER_CPUS" ]; then
+      taskset -c "$SERVER_CPUS" "${cmd[@]}" > "$tmp/log" 2>&1 &
+    else
+      "${cmd[@]}" > "$tmp/log" 2>&1 &
     fi
     pid=$!
     wait_ready "$port"
