@@ -19,10 +19,11 @@ import os
 import random
 import socket
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from resp_client import RawConn, parse  # noqa: E402
+from resp_client import RawConn, encode, parse  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_DIR = os.path.join(ROOT, "crates", "server", "commands")
@@ -349,6 +350,39 @@ class Generator:
         return kind, ["XADD", key, "%d-0" % (1000 + self.stream_seq)] + \
             ["f%d" % i for i in range(2 * min(n, 40))]
 
+    def blocked_pair(self):
+        """A blocking command on one connection and, while it waits, a command on another
+        that may serve it (or not: then it times out)."""
+        r = self.r
+        lk, zk, xk = (r.choice(FAMILY_KEYS[f]) for f in ("list", "sorted_set", "stream"))
+        t = r.choice(["0.3", "0.2"])
+        blocking = r.choice([
+            ["BLPOP", lk, r.choice(KEYS), t], ["BRPOP", lk, t],
+            ["BLMOVE", lk, r.choice(KEYS), r.choice(["LEFT", "RIGHT"]),
+             r.choice(["LEFT", "RIGHT"]), t],
+            ["BRPOPLPUSH", lk, lk, t], ["BLMPOP", t, "2", lk, "nokey", "LEFT", "COUNT", "2"],
+            ["BZPOPMIN", zk, t], ["BZPOPMAX", zk, r.choice(KEYS), t],
+            ["BZMPOP", t, "1", zk, "MAX", "COUNT", "3"],
+            ["XREAD", "COUNT", "2", "BLOCK", "300", "STREAMS", xk, "$"],
+            ["XREADGROUP", "GROUP", "g1", "c1", "BLOCK", "300", "STREAMS", xk, ">"],
+        ])
+        k = r.random()
+        self.stream_seq += 1
+        if k < 0.6:
+            other = r.choice([
+                ["RPUSH", lk, "a", "b"], ["LPUSH", lk, "c"], ["LPUSH", "nokey", "d"],
+                ["ZADD", zk, "1", "m", "2", "n"], ["ZINCRBY", zk, "1", "q"],
+                ["XADD", xk, "%d-1" % (1000 + self.stream_seq), "f", "v"],
+                ["LMOVE", r.choice(KEYS), lk, "LEFT", "RIGHT"], ["DEL", lk, zk, xk],
+                ["SET", lk, "1"], ["RENAME", r.choice(KEYS), r.choice([lk, zk, xk])],
+                ["EVAL", "redis.call('RPUSH', KEYS[1], 'e'); return redis.call('DEL', KEYS[1])",
+                 "1", lk],
+                ["MULTI"], ["SORT", r.choice(KEYS), "STORE", lk],
+            ])
+            return "pair", [blocking, other, other[0].lower()]
+        name = r.choice(self.commands)
+        return "pair", [blocking, self.well_formed(name), name]
+
     def config(self):
         """CONFIG SET of an encoding threshold (reset at each seed's start)."""
         r = self.r
@@ -361,6 +395,8 @@ class Generator:
         k = self.r.random()
         if k < 0.01:
             return self.config()
+        if k < 0.015:
+            return self.blocked_pair()
         if k < 0.03:
             return self.bulk()
         if k < 0.07:
@@ -458,6 +494,41 @@ class Runner:
     def close(self):
         self.ref.close()
         self.sk.close()
+        for c in getattr(self, "side", ()):
+            c.close()
+        self.side = ()
+
+    def send_pair(self, blocking, other, name):
+        """`blocking` on a second connection of each server, then `other` on a third once
+        it waits; both replies compared."""
+        if not getattr(self, "side", ()):
+            self.side = [RawConn(p, timeout=self.timeout) for p in self.ports * 2]
+            for c in self.side:
+                if self.proto == 3:
+                    c.call("HELLO", "3")
+        waiters, others = self.side[:2], self.side[2:]
+        enc = [[a.encode("latin-1") for a in cmd] for cmd in (blocking, other)]
+        self.sent += 1
+        try:
+            for c in waiters:
+                c.send_raw(encode(enc[0]))
+            time.sleep(0.03)
+            b_replies = [c.call(*enc[1]) for c in others]
+            a_replies = [c.read_reply() for c in waiters]
+            for c in others:  # leave no transaction open on the side connection
+                c.call("DISCARD")
+        except (socket.timeout, ConnectionError, OSError) as e:
+            self.failures.append("pair %s / %s: %r" % (fmt_cmd(blocking), fmt_cmd(other), e))
+            for c in self.side:
+                c.close()
+            self.side = ()
+            return
+        for what, (x, y) in (("blocked", a_replies), ("other", b_replies)):
+            rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
+            if x != y and not compare(rule, x, y):
+                self.failures.append("#%d RESP%d pair %s / %s (%s)\n  redis: %r\n  skein: %r"
+                                     % (self.sent, self.proto, fmt_cmd(blocking),
+                                        fmt_cmd(other), what, x[:300], y[:300]))
 
     def send(self, name, args):
         self.sent += 1
@@ -543,7 +614,10 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
             name, args = gen.next()
             if log:
                 log.write(json.dumps([name] + args) + "\n")
-            runner.send(name, args)
+            if name == "pair":
+                runner.send_pair(*args)
+            else:
+                runner.send(name, args)
         runner.ping()
     finally:
         runner.close()
@@ -561,7 +635,10 @@ def replay(path, ref_port, skein_port, proto):
     with open(path) as f:
         for line in f:
             name, *args = json.loads(line)
-            runner.send(name, args)
+            if name == "pair":
+                runner.send_pair(*args)
+            else:
+                runner.send(name, args)
     runner.close()
     return runner.failures
 

@@ -70,6 +70,11 @@ pub fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
 
+/// An argument as Redis's `%s` prints it in an error: up to its first NUL byte.
+pub fn c_text(s: &[u8]) -> String {
+    text(s.split(|&b| b == 0).next().unwrap_or(s))
+}
+
 /// An argument that ends an error message Redis builds with addReplyErrorFormat, which
 /// trims CR and LF from the message's end (those inside become spaces later).
 pub fn text_at_end(arg: &[u8]) -> String {

@@ -255,10 +255,9 @@ fn function_list(ctx: &mut Ctx, argv: &[&[u8]]) {
             i += 1;
             pattern = Some(argv[i]);
         } else {
-            return ctx.out.error(&format!(
-                "ERR Unknown argument {}",
-                String::from_utf8_lossy(argv[i])
-            ));
+            return ctx
+                .out
+                .error(&format!("ERR Unknown argument {}", args::c_text(argv[i])));
         }
         i += 1;
     }

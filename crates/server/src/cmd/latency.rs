@@ -58,8 +58,7 @@ fn graph_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(ts) = ctx.srv.stats.latency.get(argv[2]) else {
         return ctx.out.error(&format!(
             "ERR No samples available for event '{}'",
-            // %s: the name ends at a NUL byte.
-            String::from_utf8_lossy(argv[2].split(|&b| b == 0).next().unwrap_or(argv[2]))
+            crate::cmd::args::c_text(argv[2])
         ));
     };
     let text = graph(&String::from_utf8_lossy(argv[2]), &ts);

@@ -105,10 +105,7 @@ pub fn claim_command(
     .collect()
 }
 
-/// A name as Redis's `%s` prints it in an error: up to its first NUL byte.
-pub fn c_text(s: &[u8]) -> String {
-    super::args::text(s.split(|&b| b == 0).next().unwrap_or(s))
-}
+pub use super::args::c_text;
 
 /// The error of a missing key or group (XREADGROUP adds where).
 pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> String {
