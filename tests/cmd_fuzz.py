@@ -109,6 +109,14 @@ ENCODING_CONFIG = {
     "list-compress-depth": "0", "stream-node-max-entries": "100",
     "stream-node-max-bytes": "4096",
 }
+# Everything CONFIG SET may change in a run, with Redis 7.0's defaults.
+RESET_CONFIG = dict(ENCODING_CONFIG, **{
+    "hz": "10", "notify-keyspace-events": "", "maxmemory-policy": "noeviction",
+    "lua-time-limit": "5000", "slowlog-log-slower-than": "10000",
+    "active-expire-effort": "1", "maxmemory-samples": "5", "lfu-log-factor": "10",
+    "lfu-decay-time": "1", "zset-max-ziplist-entries": "128",
+    "list-max-ziplist-size": "-2",
+})
 GARBAGE = ["FOO", "", "-", "999999999999999999999999", "\r\n", "NaN", "withscores",
            "LIMIT", "COUNT", "-9223372036854775808", "*", "BY", "STORE"]
 
@@ -384,12 +392,19 @@ class Generator:
         return "pair", [blocking, self.well_formed(name), name]
 
     def config(self):
-        """CONFIG SET of an encoding threshold (reset at each seed's start)."""
+        """CONFIG SET of encoding thresholds and other harmless settings (reset at each
+        seed's start), sometimes several at once, unknown or immutable ones."""
         r = self.r
-        name = r.choice(list(ENCODING_CONFIG))
-        value = r.choice(["0", "1", "2", "3", "4", "16", "128", "-1", "-2", "abc",
-                          ENCODING_CONFIG[name]])
-        return "config|set", ["CONFIG", "SET", name, value]
+        out = ["CONFIG", "SET"]
+        for _ in range(r.choice([1, 1, 1, 2, 3])):
+            name = r.choice(list(RESET_CONFIG) + ["foo", "", "databases", "daemonize",
+                                                  "io-threads"])
+            value = r.choice(["0", "1", "2", "3", "16", "128", "-1", "-2", "abc", "",
+                              "yes", "no", "allkeys-lru", "volatile-lfu", "KEA", "Ex",
+                              "1gb", "4294967296", "-9223372036854775808",
+                              RESET_CONFIG.get(name, "1")])
+            out += [self.rand_case(name), value]
+        return "config|set", out
 
     def next(self):
         k = self.r.random()
@@ -598,7 +613,7 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
         c.call("FLUSHALL")
         c.call("FUNCTION", "FLUSH")
         c.call("SCRIPT", "FLUSH")
-        for name, value in ENCODING_CONFIG.items():
+        for name, value in RESET_CONFIG.items():
             c.call("CONFIG", "SET", name, value)
     commands = known_commands(setup[1], specs)
     for c in setup:
