@@ -391,6 +391,18 @@ class Generator:
         name = r.choice(self.commands)
         return "pair", [blocking, self.well_formed(name), name]
 
+    def pipeline(self):
+        """Several commands sent at once (replies must come back in order, whatever
+        shards they touch)."""
+        out = []
+        while len(out) < self.r.randint(2, 20):
+            name = self.r.choice(self.commands)
+            if name.split("|")[0] in ("multi", "exec", "discard", "reset", "hello") or \
+                    "BLOCKING" in self.specs[name].get("command_flags", []):
+                continue
+            out.append([name, self.well_formed(name)])
+        return "pipeline", out
+
     def config(self):
         """CONFIG SET of encoding thresholds and other harmless settings (reset at each
         seed's start), sometimes several at once, unknown or immutable ones."""
@@ -412,6 +424,8 @@ class Generator:
             return self.config()
         if k < 0.015:
             return self.blocked_pair()
+        if k < 0.025:
+            return self.pipeline()
         if k < 0.03:
             return self.bulk()
         if k < 0.07:
@@ -512,6 +526,26 @@ class Runner:
         for c in getattr(self, "side", ()):
             c.close()
         self.side = ()
+
+    def send_pipeline(self, cmds):
+        enc = [[a.encode("latin-1") for a in args] for _, args in cmds]
+        try:
+            got = [c.pipeline(enc) for c in (self.ref, self.sk)]
+        except (socket.timeout, ConnectionError, OSError) as e:
+            self.failures.append("pipeline of %d: %r" % (len(cmds), e))
+            self.close()
+            self.connect()
+            return
+        for (name, args), a, b in zip(cmds, *got):
+            self.sent += 1
+            rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
+            if self.multi is not None:  # queued: EXEC's reply as loose as the loosest
+                self.multi = "type" if rule else self.multi
+                rule = None
+            if not compare(rule, a, b) and not redis_quirk(name, args, a, b):
+                self.failures.append("#%d RESP%d (pipelined) %s\n  redis: %r\n  skein: %r"
+                                     % (self.sent, self.proto, fmt_cmd(args), a[:300],
+                                        b[:300]))
 
     def send_pair(self, blocking, other, name):
         """`blocking` on a second connection of each server, then `other` on a third once
@@ -631,6 +665,8 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
                 log.write(json.dumps([name] + args) + "\n")
             if name == "pair":
                 runner.send_pair(*args)
+            elif name == "pipeline":
+                runner.send_pipeline(args)
             else:
                 runner.send(name, args)
         runner.ping()
@@ -652,6 +688,8 @@ def replay(path, ref_port, skein_port, proto):
             name, *args = json.loads(line)
             if name == "pair":
                 runner.send_pair(*args)
+            elif name == "pipeline":
+                runner.send_pipeline(args)
             else:
                 runner.send(name, args)
     runner.close()
