@@ -712,13 +712,14 @@ def main():
     ap.add_argument("--log", help="write the generated commands here")
     ap.add_argument("--max-report", type=int, default=40)
     ap.add_argument("--keep-log", help="copy skein-server's log here")
+    ap.add_argument("--workers", type=int, default=2, help="skein-server's workers")
     ap.add_argument("--malformed", type=float, default=0.15,
                     help="share of malformed argument vectors")
     ap.add_argument("--replay", help="run the commands of a --log file instead")
     opts = ap.parse_args()
     specs = load_specs()
     ref = ServerProc("redis")
-    sk = ServerProc("skein", workers=2)
+    sk = ServerProc("skein", workers=opts.workers)
     failures = []
     log = open(opts.log, "w") if opts.log else None
     try:
