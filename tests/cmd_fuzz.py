@@ -628,6 +628,37 @@ class Runner:
             return False
         return self.ref.call("OBJECT", "ENCODING", args[1]) == b"$9\r\nhashtable\r\n"
 
+    def check_state(self, databases=16):
+        """Compare every key of every database by its content, after a run."""
+        reads = {b"+string\r\n": [["GET"]], b"+list\r\n": [["LRANGE", "0", "-1"]],
+                 b"+set\r\n": [["SMEMBERS"]], b"+hash\r\n": [["HGETALL"]],
+                 b"+zset\r\n": [["ZRANGE", "0", "-1", "WITHSCORES"]],
+                 b"+stream\r\n": [["XRANGE", "-", "+"], ["XINFO", "GROUPS"]]}
+        for c in (self.ref, self.sk):
+            c.call("DISCARD")
+        for db in range(databases):
+            for c in (self.ref, self.sk):
+                c.call("SELECT", str(db))
+            keys = [sorted(parse(c.call("KEYS", "*"))) for c in (self.ref, self.sk)]
+            if keys[0] != keys[1]:
+                self.failures.append("db %d keys differ after the run\n  redis: %r\n  "
+                                     "skein: %r" % (db, keys[0], keys[1]))
+            for key in keys[0]:
+                if key not in keys[1]:
+                    continue
+                t = [c.call("TYPE", key) for c in (self.ref, self.sk)]
+                probes = [["TYPE"]] + reads.get(t[0], []) if t[0] == t[1] else [["TYPE"]]
+                for probe in probes:
+                    cmd = probe[:1] + [key] + probe[1:]
+                    a, b = (c.call(*cmd) for c in (self.ref, self.sk))
+                    rule = "sort" if probe[0] in ("SMEMBERS", "HGETALL") else \
+                        "type" if probe[0] == "XINFO" else None
+                    if not compare(rule, a, b):
+                        self.failures.append("db %d after the run: %s\n  redis: %r\n  "
+                                             "skein: %r" % (db, fmt_cmd([x if isinstance(
+                                                 x, str) else x.decode("latin-1")
+                                                 for x in cmd]), a[:300], b[:300]))
+
     def ping(self):
         for who, c in (("redis", self.ref), ("skein", self.sk)):
             try:
@@ -670,6 +701,7 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
             else:
                 runner.send(name, args)
         runner.ping()
+        runner.check_state()
     finally:
         runner.close()
     return ["seed %d: %s" % (seed, f) for f in runner.failures]
