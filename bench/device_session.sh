@@ -10,7 +10,8 @@
 #      servers on cores 0-3 (Skein 4 workers), skein-bench with 12 threads on cores 4-15,
 #      so that at 5,000 connections the server, not the generator, is the limit.
 # Usage (on the device, .devbox carried): bench/device_session.sh [outdir]
-# env: CORE_SERVER, CORE_LOAD, CORE_THREADS, CONN_PIN, CONN_THREADS (the cpu lists above),
+# env: CORE_SERVER, CORE_LOAD, CORE_THREADS, CONN_PIN, CONN_THREADS, MC_SERVER, MC_LOAD,
+#      MC_THREADS, MC_WORKERS (the cpu lists and counts above), MC_ROUNDS (2), MC_TIME (8),
 #      COLL_N (200000), LRANGE_N (40000), CONN_N (400000), SCALE_N (250000), PARTS ("1 2 3 4")
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,8 @@ for part in $PARTS; do
       ;;
     4)
       echo "=== 4. many-clients scenario, 50 and 5,000 connections"
-      SERVER_CPUS=0-3 WORKERS=4 LOAD_CPUS=4-15 THREADS=12 ROUNDS=2 TEST_TIME=8 \
+      SERVER_CPUS=${MC_SERVER:-0-3} WORKERS=${MC_WORKERS:-4} LOAD_CPUS=${MC_LOAD:-4-15} \
+        THREADS=${MC_THREADS:-12} ROUNDS=${MC_ROUNDS:-2} TEST_TIME=${MC_TIME:-8} \
         timeout 240 bench/many_clients.sh 2>&1 | tee "$out/many_clients.txt"
       ;;
   esac
