@@ -105,7 +105,6 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         j = 2;
     }
-    let mut setname: Option<&[u8]> = None;
     while j < argv.len() {
         let more = argv.len() - 1 - j;
         if is(argv[j], "auth") && more >= 2 {
@@ -123,7 +122,9 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
             if !valid_client_name(argv[j + 1]) {
                 return ctx.out.error(BAD_CLIENT_NAME);
             }
-            setname = Some(argv[j + 1]);
+            // Named at once, as Redis's clientSetNameOrReply in the loop: a later bad
+            // option (or NOAUTH) leaves the name set.
+            *ctx.client.info.name.lock() = argv[j + 1].to_vec();
             j += 2;
         } else {
             return ctx.out.error(&format!(
@@ -134,9 +135,6 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     if !ctx.client.authenticated {
         return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
-    }
-    if let Some(name) = setname {
-        *ctx.client.info.name.lock() = name.to_vec();
     }
     if ver == 3 {
         ctx.out.proto = Proto::Resp3;
