@@ -73,20 +73,24 @@ pub fn g17_fast(v: f64, out: &mut [u8; 32]) -> Option<&[u8]> {
             }
             den <<= -e;
         }
-        let (mut q, r) = (num / den, num % den);
+        let (exact, r) = (num / den, num % den);
+        // The exponent is the exact value's, before rounding: one just below a power of
+        // ten (the double nearest 1e24, say) has its digits one place down, and rounds to
+        // 17 nines and an 8 there, not to a 1 and zeros here.
+        if exact >= 100_000_000_000_000_000 {
+            d += 1; // the estimate was low
+            continue;
+        }
+        if exact < 10_000_000_000_000_000 {
+            d -= 1; // the estimate was high
+            continue;
+        }
+        let mut q = exact;
         if 2 * r > den || (2 * r == den && q % 2 == 1) {
             q += 1;
         }
-        if q >= 100_000_000_000_000_000 {
-            if num / den >= 100_000_000_000_000_000 {
-                d += 1; // the estimate was low
-                continue;
-            }
+        if q == 100_000_000_000_000_000 {
             break (q / 10, d + 1); // rounding carried into an 18th digit: 10^17
-        }
-        if q < 10_000_000_000_000_000 {
-            d -= 1;
-            continue;
         }
         break (q, d);
     };
@@ -613,7 +617,8 @@ mod tests {
         fn fast_g17_is_printf(bits in proptest::num::u64::ANY, small in -1e7f64..1e7, k in 0u32..4000) {
             let mut b = [0u8; 32];
             let step = f64::from(k) / 8.0 - 250.0;
-            for v in [f64::from_bits(bits), small, small / 1000.0, step, step * 1e-3, 0.1 * f64::from(k), 1.0 / f64::from(k + 1)] {
+            let ten = 10f64.powi((k % 40) as i32 - 8);
+            for v in [f64::from_bits(bits), small, small / 1000.0, step, step * 1e-3, 0.1 * f64::from(k), 1.0 / f64::from(k + 1), ten, -ten] {
                 if let Some(t) = g17_fast(v, &mut b) {
                     proptest::prop_assert_eq!(std::str::from_utf8(t).unwrap(), g17(v), "{:e}", v);
                 }
@@ -635,6 +640,9 @@ mod tests {
             (9.999999999999999e16, "99999999999999984"),
             (0.3, "0.29999999999999999"),
             (2.5e-3, "0.0025000000000000001"),
+            // The double nearest 10^24 lies just below it: log10 says 24, the digits 23.
+            (1e24, "9.9999999999999998e+23"),
+            (999999999999999999999999.0, "9.9999999999999998e+23"),
         ] {
             assert_eq!(
                 g17_fast(v, &mut b).map(|t| std::str::from_utf8(t).unwrap().to_string()),
