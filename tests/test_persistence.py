@@ -518,8 +518,9 @@ def test_bgsave_survives_flushdb_swapdb_and_expiry(fresh_skein):
 @pytest.mark.parametrize("policy", ["allkeys-lfu", "allkeys-lru"])
 def test_access_fields_travel_with_the_file(fresh_redis, fresh_skein, policy):
     """Under an LFU policy files carry each key's counter (FREQ), under an LRU one its idle
-    time (IDLE), both ways between Redis and Skein."""
-    extra = ["--maxmemory-policy", policy, "--lfu-log-factor", "0"]
+    time (IDLE), both ways between Redis and Skein. (No LFU decay: a minute boundary
+    passing between two reads would take one from the counters read after it.)"""
+    extra = ["--maxmemory-policy", policy, "--lfu-log-factor", "0", "--lfu-decay-time", "0"]
     red = fresh_redis(extra=extra)
     rr = client(red)
     for i in range(20):
