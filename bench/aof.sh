@@ -11,6 +11,8 @@
 #
 # Usage: bench/aof.sh ; SKEIN=..., WORKERS=1, CLIENTS=50, N_EVERYSEC=200000, N_ALWAYS=20000
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 SKEIN=${SKEIN:-target/release/skein-server}
 WORKERS=${WORKERS:-1}
 CLIENTS=${CLIENTS:-50}
@@ -26,14 +28,6 @@ TICK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 info() { redis-cli -p "$1" info persistence | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'; }
-wait_ready() {
-  for _ in $(seq 3000); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.01
-  done
-  return 1
-}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 measure() { # name fsync n cmd...
   local name=$1 fsync=$2 n=$3; shift 3

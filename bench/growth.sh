@@ -7,6 +7,8 @@
 #
 # Usage: bench/growth.sh [N] ; SKEIN=target/release/skein-server, KINDS="set zset hash list"
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 N=${1:-9000000}
 SKEIN=${SKEIN:-target/release/skein-server}
 KINDS=${KINDS:-set zset hash list}
@@ -14,14 +16,6 @@ here=$(dirname "$0")
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf $tmp' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() {
-  for _ in $(seq 3000); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.01
-  done
-  return 1
-}
 for kind in $KINDS; do
   for srv in skein redis; do
     port=$(free_port)

@@ -18,6 +18,8 @@
 # Usage: bench/isolation.sh [neighbor|keys|all] ; SKEIN=..., BENCH=..., TEST_TIME=10,
 #        ZSET=100000, BIG=10000000, HUGE=1000000, PING_SECONDS=4
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 WHAT=${1:-all}
 SKEIN=${SKEIN:-target/release/skein-server}
 BENCH=${BENCH:-target/release/skein-bench}
@@ -30,14 +32,6 @@ here=$(dirname "$0")
 tmp=$(mktemp -d)
 trap 'for f in $tmp/*.pid; do [ -f "$f" ] && kill -9 $(cat "$f") 2>/dev/null; done; rm -rf $tmp' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() {
-  for _ in $(seq 3000); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.01
-  done
-  return 1
-}
 start() { # name port args... : starts the server, records its pid
   local name=$1 port=$2; shift 2
   if [ "$name" = skein ]; then

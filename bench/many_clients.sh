@@ -12,6 +12,8 @@
 #        --workers; default: Skein's own), SERVER_CPUS / LOAD_CPUS (taskset cpu lists; unset:
 #        unpinned, as a new user runs it)
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 SKEIN=${SKEIN:-target/release/skein-server}
 BENCH=${BENCH:-target/release/skein-bench}
 ROUNDS=${ROUNDS:-3}
@@ -28,14 +30,6 @@ trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf $tmp' EXIT
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 pin() { local cpus=$1; shift; if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() {
-  for _ in $(seq 3000); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.01
-  done
-  return 1
-}
 
 for round in $(seq "$ROUNDS"); do
   for srv in $SERVERS; do

@@ -18,6 +18,8 @@
 # Usage: bench/persistence.sh [N] ; SKEIN=..., WORKERS=1, RATE=5000, FULL_CLIENTS=20,
 # SERVERS="redis skein" (which to measure), SKEIN_ARGS="" (more skein-server arguments)
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 N=${1:-1000000}
 SKEIN=${SKEIN:-target/release/skein-server}
 BENCH=${BENCH:-target/release/skein-bench}
@@ -37,13 +39,6 @@ SAMPLER="python3 $(dirname "$0")/mem_sampler.py"
 mem_now() { $SAMPLER "$1"; } # pid: "pss_kb rss_kb"
 now() { date +%s.%N; }
 field() { redis-cli -p "$1" info persistence | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'; }
-wait_ready() { # port: until the server answers (and is not loading)
-  for _ in $(seq 6000); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = "PONG" ] && return 0
-    sleep 0.01
-  done
-  return 1
-}
 stop() { # pid: kill -9, until it has exited (its port free again; a zombie counts)
   kill -9 "$1" 2>/dev/null || true
   while [ -n "$(ps -o stat= -p "$1" | grep -v Z || true)" ]; do sleep 0.05; done
@@ -92,7 +87,7 @@ measure() { # name port cmd...
   local name=$1 port=$2; shift 2
   local dir="$tmp/$name"; mkdir -p "$dir"
   local pid; pid=$(start "$name" "$port" "$dir" "$@")
-  wait_ready "$port"
+  wait_ready "$port" 6000 # (60 s: a big file loading)
   redis-cli -p "$port" --pipe < "$tmp/load.resp" > /dev/null
   sleep 1
   local keys; keys=$(redis-cli -p "$port" dbsize)
@@ -112,7 +107,7 @@ measure() { # name port cmd...
   # 4. Start-up load of the file.
   local t0; t0=$(now)
   pid=$(start "$name" "$port" "$dir" "$@")
-  wait_ready "$port"
+  wait_ready "$port" 6000 # (60 s: a big file loading)
   local startup; startup=$(echo "$(now) - $t0" | bc)
   local logged; logged=$(grep -o 'DB loaded from disk: [0-9.]* seconds' "$dir/$name.log" | awk '{print $5}')
   local keys2; keys2=$(redis-cli -p "$port" dbsize)
@@ -141,7 +136,6 @@ phase() { # port pid seconds name rate|full: the load alone, then with a BGSAVE 
     "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["ops"])' "$json.save.json")"
 }
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 for s in $SERVERS; do
   case $s in
     redis) measure redis "$(free_port)" redis-server --appendonly no ;;

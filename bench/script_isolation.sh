@@ -4,12 +4,13 @@
 # bench/script_isolation.py for what is measured.
 # Usage: bench/script_isolation.sh [SECONDS=5] [LIGHT=4] [LOOP=3000000] ; SKEIN=...
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 SKEIN=${SKEIN:-target/release/skein-server}
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 for name in redis skein; do
   port=$(free_port)
   if [ "$name" = redis ]; then
