@@ -527,6 +527,16 @@ class Runner:
             c.close()
         self.side = ()
 
+    def dispatch(self, name, args):
+        """One generated step (as the generator and a --log line name it): a blocking
+        pair, a pipeline, or a plain command."""
+        if name == "pair":
+            self.send_pair(*args)
+        elif name == "pipeline":
+            self.send_pipeline(args)
+        else:
+            self.send(name, args)
+
     def send_pipeline(self, cmds):
         enc = [[a.encode("latin-1") for a in args] for _, args in cmds]
         try:
@@ -694,12 +704,7 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
             name, args = gen.next()
             if log:
                 log.write(json.dumps([name] + args) + "\n")
-            if name == "pair":
-                runner.send_pair(*args)
-            elif name == "pipeline":
-                runner.send_pipeline(args)
-            else:
-                runner.send(name, args)
+            runner.dispatch(name, args)
         runner.ping()
         runner.check_state()
     finally:
@@ -718,12 +723,7 @@ def replay(path, ref_port, skein_port, proto):
     with open(path) as f:
         for line in f:
             name, *args = json.loads(line)
-            if name == "pair":
-                runner.send_pair(*args)
-            elif name == "pipeline":
-                runner.send_pipeline(args)
-            else:
-                runner.send(name, args)
+            runner.dispatch(name, args)
     runner.close()
     return runner.failures
 
