@@ -86,10 +86,11 @@ fn admit(srv: &Server, stream: &mut dyn Write, loopback: bool) -> bool {
 
 fn dispatch(srv: &Server, workers: &[Arc<WorkerHandle>], nc: NewConn) {
     let w = pick_worker(srv, workers.len());
-    // Count it now so a burst of accepts spreads out before the worker registers it.
+    // Count it now, so a burst of accepts spreads out before the worker registers it. The
+    // worker takes this count over when it registers the connection (and gives it back if
+    // it cannot), so the figure never counts one connection twice.
     srv.stats.workers[w].clients.fetch_add(1, Relaxed);
     workers[w].mailbox.deliver(nc);
-    srv.stats.workers[w].clients.fetch_sub(1, Relaxed);
 }
 
 pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle>>) {

@@ -318,12 +318,17 @@ impl Worker {
             )
             .is_err()
         {
+            // Give back the count the acceptor took for it (see listener::dispatch).
+            self.srv.stats.workers[self.index]
+                .clients
+                .fetch_sub(1, Relaxed);
             return;
         }
         self.srv.clients.add(info);
-        let ws = &self.srv.stats.workers[self.index];
-        ws.connections.fetch_add(1, Relaxed);
-        ws.clients.fetch_add(1, Relaxed);
+        // `clients` already counts it: the acceptor counted it when it picked this worker.
+        self.srv.stats.workers[self.index]
+            .connections
+            .fetch_add(1, Relaxed);
         let t = self.conns.insert(conn);
         debug_assert_eq!(t, token);
     }
