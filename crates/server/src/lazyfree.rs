@@ -52,10 +52,16 @@ pub fn free_effort(v: engine::ValueRef<'_>) -> usize {
 
 /// Drop `entry` here if it is small, else on the background thread (dbAsyncDelete).
 pub fn free(entry: engine::Entry) {
+    free_if_big(entry, 1);
+}
+
+/// Drop `entry` here if it is small, else on the background thread, counted there as
+/// `objects` lazily freed values.
+fn free_if_big(entry: engine::Entry, objects: u64) {
     if free_effort(entry.value()) <= THRESHOLD {
         return drop(entry);
     }
-    background(Box::new(entry), 1);
+    background(Box::new(entry), objects);
 }
 
 /// `lazyfree-lazy-expire` and `lazyfree-lazy-server-del`, kept here for [`release`] (set
@@ -94,10 +100,7 @@ pub fn free_here(entry: engine::Entry) {
 /// hold its peak's nodes, which go to the background thread when many, uncounted in
 /// `lazyfreed_objects` (Redis frees nothing lazily here), whatever the lazyfree options.
 pub fn free_emptied(entry: engine::Entry) {
-    if free_effort(entry.value()) <= THRESHOLD {
-        return drop(entry);
-    }
-    background(Box::new(entry), 0);
+    free_if_big(entry, 0);
 }
 
 /// Drop the tables FLUSHDB/FLUSHALL ASYNC removed on the background thread, counted as

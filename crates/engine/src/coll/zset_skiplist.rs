@@ -34,6 +34,9 @@ const INLINE: usize = 2;
 /// Nodes and levels per chunk of their arenas.
 const CHUNK_BITS: u32 = 12;
 
+/// A stack of freed arena indexes.
+type FreeList = Chunked<u32, CHUNK_BITS>;
+
 /// Is (s1, m1) ordered before (s2, m2)?
 #[inline]
 fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
@@ -43,10 +46,12 @@ fn before(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> bool {
 #[derive(Clone)]
 pub struct SkipList {
     nodes: Chunked<Node, CHUNK_BITS>,
-    free: Vec<u32>,
+    /// Freed node slots, for reuse (chunked as the arenas are: a long run of removals
+    /// never copies the whole list to grow it).
+    free: FreeList,
     /// Every node's levels, each node's contiguous; freed blocks kept by height.
     levels: Chunked<Level, CHUNK_BITS>,
-    free_levels: Vec<Vec<u32>>,
+    free_levels: Vec<FreeList>,
     tail: u32,
     level: usize,
     len: usize,
@@ -87,9 +92,9 @@ impl SkipList {
         };
         SkipList {
             nodes: Chunked::of(head, 1),
-            free: Vec::new(),
+            free: FreeList::new(),
             levels: Chunked::of(Level { fwd: NIL, span: 0 }, MAX_LEVEL - INLINE),
-            free_levels: vec![Vec::new(); MAX_LEVEL + 1],
+            free_levels: vec![FreeList::new(); MAX_LEVEL + 1],
             tail: NIL,
             level: 1,
             len: 0,
@@ -541,12 +546,12 @@ impl SkipList {
         use crate::mem;
         self.nodes.allocated()
             + self.levels.allocated()
-            + mem::vec::<u32>(self.free.capacity())
-            + mem::vec::<Vec<u32>>(self.free_levels.capacity())
+            + self.free.allocated()
+            + mem::vec::<FreeList>(self.free_levels.capacity())
             + self
                 .free_levels
                 .iter()
-                .map(|v| mem::vec::<u32>(v.capacity()))
+                .map(FreeList::allocated)
                 .sum::<usize>()
             + self.index.footprint()
             + mem::sampled(
