@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from resp_client import RawConn, encode, parse  # noqa: E402
+from cmd_fuzz_modes import MODES, ModeRunner, ModeSteps  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_DIR = os.path.join(ROOT, "crates", "server", "commands")
@@ -135,12 +136,17 @@ def load_specs(spec_dir=SPEC_DIR):
     return specs
 
 
-class Generator:
-    """Seeded argument vectors for commands described by Redis's command JSON."""
+class Generator(ModeSteps):
+    """Seeded argument vectors for commands described by Redis's command JSON; with
+    `modes` > 0, that share of the steps are of the kinds `kinds` of MODES."""
+    keys = KEYS
+    rules = COMPARE_RULES
 
-    def __init__(self, seed, specs, commands, malformed=0.15):
+    def __init__(self, seed, specs, commands, malformed=0.15, modes=0.0, kinds=None):
         self.r = random.Random(seed)
         self.malformed_rate = malformed
+        self.modes = modes
+        self.kinds = sorted(kinds or MODES)
         self.specs = specs
         self.commands = sorted(commands)
         self.stream_seq = 0
@@ -419,6 +425,8 @@ class Generator:
         return "config|set", out
 
     def next(self):
+        if self.modes and self.r.random() < self.modes:
+            return self.mode_step(self.kinds)
         k = self.r.random()
         if k < 0.01:
             return self.config()
@@ -499,8 +507,9 @@ def fmt_cmd(args):
                     else a for a in args)
 
 
-class Runner:
+class Runner(ModeRunner):
     """Runs generated commands on both servers and collects divergences."""
+    rules = COMPARE_RULES
 
     def __init__(self, ref_port, skein_port, proto=2, ping_every=50, timeout=10):
         self.ports = (ref_port, skein_port)
@@ -534,6 +543,8 @@ class Runner:
             self.send_pair(*args)
         elif name == "pipeline":
             self.send_pipeline(args)
+        elif name in MODES:
+            self.run_mode(name, args)
         else:
             self.send(name, args)
 
@@ -589,13 +600,16 @@ class Runner:
                                      % (self.sent, self.proto, fmt_cmd(blocking),
                                         fmt_cmd(other), what, x[:300], y[:300]))
 
-    def send(self, name, args):
+    def send(self, name, args, raw=None, rule=""):
+        """One command (`raw`: these bytes stand for it, as an inline request; `rule`:
+        the comparison, when not the command's own)."""
         self.sent += 1
-        enc = [a.encode("latin-1") for a in args]
+        raw = raw or encode([a.encode("latin-1") for a in args])
         out = []
         for c in (self.ref, self.sk):
             try:
-                out.append(c.call(*enc))
+                c.send_raw(raw)
+                out.append(c.read_reply())
             except (socket.timeout, ConnectionError, OSError) as e:
                 out.append(("dead", repr(e)))
         a, b = out
@@ -605,7 +619,8 @@ class Runner:
             self.close()
             self.connect()
             return
-        rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
+        if rule == "":
+            rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
         base = name.split("|")[0]
         if self.multi is not None:
             # Inside MULTI: replies are QUEUED (strict); EXEC's array is compared as
@@ -623,12 +638,21 @@ class Runner:
             self.multi = ""
         if base == "reset" and a == b"+RESET\r\n":
             self.multi = None  # (RESET leaves MULTI, as it is never queued)
-        if not compare(rule, a, b) and not redis_quirk(name, args, a, b) \
-                and not self.set_order(name, args, a, b):
+        if not self.judge(name, args, a, b, rule):
             self.failures.append("#%d RESP%d %s\n  redis: %r\n  skein: %r"
                                  % (self.sent, self.proto, fmt_cmd(args), a[:300], b[:300]))
+        if a.startswith(b"-ERR Protocol error") or b.startswith(b"-ERR Protocol error"):
+            self.close()  # (both close the connection after a protocol error)
+            self.connect()
         if self.sent % self.ping_every == 0:
             self.ping()
+
+    def judge(self, name, args, a, b, rule=""):
+        """Whether replies a (Redis) and b (Skein) to `args` agree."""
+        if rule == "":
+            rule = COMPARE_RULES.get(name) or COMPARE_RULES.get(name.split("|")[0])
+        return compare(rule, a, b) or redis_quirk(name, args, a, b) or \
+            self.set_order(name, args, a, b)
 
     def set_order(self, name, args, a, b):
         """SORT BY of a hash-table set: ties (or no sorting) keep each server's own set
@@ -679,7 +703,7 @@ class Runner:
 
 
 def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
-             malformed=0.15):
+             malformed=0.15, modes=0.0, kinds=None):
     """Generate `count` commands from `seed` and run them; return the divergences."""
     r = random.Random(seed)
     proto = proto or (3 if r.random() < 0.3 else 2)
@@ -693,7 +717,7 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
     commands = known_commands(setup[1], specs)
     for c in setup:
         c.close()
-    gen = Generator(seed, specs, commands, malformed)
+    gen = Generator(seed, specs, commands, malformed, modes, kinds)
     runner = Runner(ref_port, skein_port, proto)
     try:
         for cmd in gen.setup():
@@ -713,7 +737,8 @@ def run_seed(seed, count, ref_port, skein_port, specs, proto=None, log=None,
 
 
 def replay(path, ref_port, skein_port, proto):
-    """Run the commands a --log file holds (one JSON [name, args...] a line)."""
+    """Run the commands a --log file holds (one JSON [name, args...] a line; blank lines
+    and lines starting with # are skipped)."""
     for port in (ref_port, skein_port):
         c = RawConn(port)
         c.call("FLUSHALL")
@@ -722,6 +747,8 @@ def replay(path, ref_port, skein_port, proto):
     runner = Runner(ref_port, skein_port, proto)
     with open(path) as f:
         for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
             name, *args = json.loads(line)
             runner.dispatch(name, args)
     runner.close()
@@ -748,6 +775,9 @@ def main():
     ap.add_argument("--malformed", type=float, default=0.15,
                     help="share of malformed argument vectors")
     ap.add_argument("--replay", help="run the commands of a --log file instead")
+    ap.add_argument("--modes", type=float, default=0.1,
+                    help="share of steps of the kinds of cmd_fuzz_modes.MODES")
+    ap.add_argument("--kinds", help="comma-separated kinds of MODES (default: all)")
     opts = ap.parse_args()
     specs = load_specs()
     ref = ServerProc("redis")
@@ -759,7 +789,8 @@ def main():
             failures += replay(opts.replay, ref.port, sk.port, opts.proto or 2)
         for seed in range(opts.seed, opts.seed + opts.seeds) if not opts.replay else ():
             fs = run_seed(seed, opts.count, ref.port, sk.port, specs, opts.proto, log,
-                          opts.malformed)
+                          opts.malformed, opts.modes,
+                          opts.kinds.split(",") if opts.kinds else None)
             print("seed %d: %d divergences" % (seed, len(fs)), flush=True)
             failures += fs
             if not sk.alive() or not ref.alive():

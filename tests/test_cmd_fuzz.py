@@ -9,6 +9,7 @@ import pytest
 import cmd_fuzz
 
 SPECS = cmd_fuzz.load_specs()
+FOUND_STEPS = os.path.join(os.path.dirname(__file__), "cmd_fuzz_found_steps.jsonl")
 
 
 @pytest.mark.parametrize("seed,proto", [(1, 2), (2, 3), (3, 2), (4, 3)])
@@ -19,3 +20,11 @@ def test_cmd_fuzz(seed, proto, fresh_redis, fresh_skein):
     sk.log.flush()
     errors = cmd_fuzz.internal_errors(os.path.join(sk.dir, "server.log"))
     assert not failures and not errors, "\n".join(failures[:20] + errors[:20])
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_cmd_fuzz_found_steps(proto, fresh_redis, fresh_skein):
+    """The multi-connection steps the fuzzer found divergences with, replayed."""
+    ref, sk = fresh_redis(), fresh_skein()
+    failures = cmd_fuzz.replay(FOUND_STEPS, ref.port, sk.port, proto)
+    assert not failures, "\n".join(failures[:20])

@@ -1,0 +1,541 @@
+"""Step kinds of the command fuzzer (tests/cmd_fuzz.py) that need more than one request
+and one reply: inline requests, CLIENT REPLY, subscribe mode, keyspace notifications,
+client tracking, MONITOR and generated Lua bodies.
+
+Each kind is one entry of MODES: a Generator method that builds the step (plain JSON, so
+a --log line can replay it) and a Runner method that runs it on both servers. A step that
+talks to more than one connection opens fresh ones of its own, closed when it ends, and
+reads what each sends until a sentinel (a PING, ECHO or monitored command carrying
+SENTINEL) comes back, so that the whole stream, pushes included, is compared.
+"""
+import re
+import socket
+
+from resp_client import RawConn, encode, parse
+
+SENTINEL = b"fz-sentinel-7f3"
+CHANNELS = ["c1", "c2", "news.a", "news.b", "", "c*", "x" * 40, "k1"]
+SUB_PATTERNS = ["c*", "*", "news.*", "c[12]", "c?", "\\*", "news.[a-b]", "[", "c1",
+                "__key*__:*"]
+MESSAGES = ["hello", "", "1", "x" * 100, "\x00\xff", "a b"]
+NOTIFY_FLAGS = "KEg$lshzxetmdnA"
+TRACK_PREFIXES = ["k", "h", "k1", "z", "", "s1", "x"]
+LUA_STRINGS = ["my err", "-ERR x", "ERR", "", "WRONGTYPE bad", "x\r\ny", "OK", "-",
+               "  lead", "-my err", "NOPERM x"]
+# Wrappers of a generated command `{c}` (its arguments as Lua literals).
+LUA_WRAPS = [
+    "return redis.call({c})",
+    "return redis.pcall({c})",
+    "local r = redis.pcall({c}) if type(r) == 'table' and r.err then "
+    "return 'err:' .. r.err end return r",
+    "return type(redis.pcall({c}))",
+    "local ok, e = pcall(redis.call, {c}) if ok then return {{1, e}} end "
+    "return {{0, type(e) == 'table' and e.err or e}}",
+    "redis.setresp(3) return redis.call({c})",
+    "redis.setresp(3) local r = redis.pcall({c}) if type(r) == 'table' then local t = {{}} "
+    "for k, v in pairs(r) do t[#t + 1] = type(k) .. ':' .. type(v) end table.sort(t) "
+    "return t end return type(r)",
+    "local r = redis.pcall({c}) if type(r) == 'table' then return #r end "
+    "return tostring(r)",
+    "return {{redis.pcall({c}), 'after'}}",
+    "return cjson.encode({{redis.pcall({c})}})",
+    "local r = redis.pcall({c}) if r == false then return 'false' end return r",
+    "redis.setresp(3) local r = redis.pcall({c}) if type(r) == 'table' and r.double "
+    "then return tostring(r.double) end return r",
+]
+# Bodies that return a value of their own (`{s}`: a generated string literal).
+LUA_BODIES = [
+    "return redis.status_reply({s})", "return redis.error_reply({s})",
+    "return {{err={s}}}", "return {{ok={s}}}", "return {{err={s}, ok='x'}}",
+    "return {{1, 2, {{3, 'x', {{}}}}, false, true, 3.7, -2.5}}", "return {{1, nil, 3}}",
+    "return redis.error_reply()", "return redis.status_reply(5)",
+    "return {{double=3.5}}", "return {{map={{a=1}}}}", "return {{set={{a=true}}}}",
+    "return {{big_number='123'}}", "return {{verbatim_string={{format='txt', string={s}}}}}",
+    "return {{{{err={s}}}, {{ok={s}}}}}", "return redis.error_reply({s} .. ' tail')",
+    "error({s})", "error({{err={s}}})", "return pcall(error, {s})",
+    "return {{pcall(redis.error_reply, {s})}}", "return 1e300", "return -0.5",
+    "return true", "return false", "return {{true, false}}", "return {s}",
+]
+LUA_PREFIXES = ["", "", "redis.setresp(3) ", "redis.setresp(2) "]
+# Commands that change the connection itself or its mode, not generated inside a step
+# whose connections the runner manages.
+MODE_UNSAFE = {"multi", "exec", "discard", "watch", "unwatch", "reset", "hello", "auth",
+               "select", "client|reply", "client|setname", "client|no-evict"}
+
+
+def lua_literal(s):
+    out = []
+    for ch in s:
+        if ch in "\"\\" or not " " <= ch <= "~":
+            out.append("\\%03d" % ord(ch))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def inline_word(r, arg):
+    """One argument as sdssplitargs reads it back: bare, "quoted" or 'quoted'."""
+    if arg and re.fullmatch(r"[A-Za-z0-9_.:*?$>+\-]+", arg) and r.random() < 0.7:
+        return arg
+    if "'" not in arg and "\\" not in arg and all(" " <= c <= "~" for c in arg) \
+            and r.random() < 0.3:
+        return "'" + arg + "'"
+    out = []
+    for ch in arg:
+        if ch in "\"\\":
+            out.append("\\" + ch)
+        elif ch in "\n\r\t\b\a" and r.random() < 0.5:
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
+                        "\a": "\\a"}[ch])
+        elif not " " <= ch <= "~" or r.random() < 0.05:
+            out.append("\\x%02x" % ord(ch) if r.random() < 0.5 else "\\x%02X" % ord(ch))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def is_push(frame):
+    if frame[:1] == b">":
+        return True
+    if frame[:1] != b"*":
+        return False
+    p = parse(frame)
+    return isinstance(p, list) and len(p) >= 3 and p[0] in (
+        b"message", b"pmessage", b"smessage")
+
+
+def sort_push_runs(frames):
+    """Each run of consecutive pushes as a multiset (which of several patterns or keys
+    comes first is hash-table order), everything else where it is."""
+    out, run = [], []
+    for f in frames + [None]:
+        if f is not None and is_push(f):
+            run.append(f)
+            continue
+        out += sorted(run)
+        run = []
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def unordered(cmd, who, frames):
+    """What a subscriber got, without the order Redis takes from its hash tables: of the
+    pushes a publication makes, of the channels a mass unsubscribe leaves (so also of
+    the counts each confirmation carries), of PUBSUB CHANNELS's list."""
+    low = [x.lower() for x in cmd]
+    if who == "pub":
+        return sorted(frames)
+    if low[0].endswith(b"unsubscribe") and len(low) == 1 and len(frames) > 1:
+        parts = [parse(f) for f in frames]
+        return (sorted(f[:1] for f in frames), sorted(repr(p[:2]) for p in parts),
+                sorted(repr(p[2:]) for p in parts))
+    if low[:2] in ([b"pubsub", b"channels"], [b"pubsub", b"shardchannels"]):
+        return [sorted(repr(x) for x in parse(f)) if f[:1] == b"*" else f for f in frames]
+    return frames
+
+
+MONITOR_HEAD = re.compile(rb"^\+\d+\.\d+ \[(\d+) ([^\]]*)\]")
+
+
+def monitor_line(frame):
+    def sub(m):
+        return b"+T [" + m.group(1) + b" " + (b"lua" if m.group(2) == b"lua" else b"addr") \
+            + b"]"
+    return MONITOR_HEAD.sub(sub, frame)
+
+
+def notification_key(frame):
+    p = parse(frame)
+    if not isinstance(p, list) or len(p) != 4 or p[0] != b"pmessage":
+        return b""
+    chan, msg = p[2], p[3]
+    if b"__keyspace@" in chan:
+        return chan.split(b":", 1)[1]
+    return msg
+
+
+def notification_event(frame):
+    p = parse(frame)
+    if not isinstance(p, list) or len(p) != 4:
+        return b""
+    chan, msg = p[2], p[3]
+    return msg if b"__keyspace@" in chan else chan.split(b":", 1)[-1]
+
+
+class ModeSteps:
+    """Generator side (mixed into cmd_fuzz.Generator: self.r, self.commands,
+    self.specs, self.well_formed, self.malformed, self.rand_case, self.rules)."""
+
+    def plain_command(self, strict=False, keyed=False):
+        """A well-formed command that neither blocks nor changes the connection; strict:
+        one whose reply is compared byte for byte."""
+        for _ in range(1000):
+            name = self.r.choice(self.commands)
+            spec = self.specs[name]
+            if name in MODE_UNSAFE or name.split("|")[0] in MODE_UNSAFE or \
+                    "BLOCKING" in spec.get("command_flags", []) or \
+                    name.split("|")[0] in ("eval", "evalsha", "eval_ro", "evalsha_ro",
+                                           "fcall", "fcall_ro", "script", "function"):
+                continue
+            if strict and (name in self.rules or name.split("|")[0] in self.rules):
+                continue
+            if keyed and not any(a.get("type") == "key" for a in spec.get("arguments", [])):
+                continue
+            return name, self.well_formed(name)
+        return "ping", ["PING"]
+
+    def inline_step(self):
+        r = self.r
+        for _ in range(100):
+            name = r.choice(self.commands)
+            if "BLOCKING" not in self.specs[name].get("command_flags", []):
+                break
+        args = self.well_formed(name) if r.random() < 0.85 else self.malformed(name)
+        words = [inline_word(r, a) for a in args]
+        sep = [r.choice([" ", " ", " ", "  ", "\t"]) for _ in words]
+        line = "".join(w + s for w, s in zip(words, sep)).rstrip(" \t")
+        k = r.random()
+        if k < 0.04:
+            line += ' "unterminated'
+        elif k < 0.07:
+            line += " 'un"
+        elif k < 0.1:
+            line += ' "a"b'
+        elif k < 0.13:
+            line += " '\\'x'y"
+        elif k < 0.16:
+            line = r.choice(["\r\n", "  \r\n", "\n"]) + line
+        elif k < 0.18:
+            line = " " + line
+        end = r.choice(["\r\n", "\r\n", "\n"])
+        return "inline", [name, line + end] + args
+
+    def reply_step(self):
+        r = self.r
+        cmds = []
+        for _ in range(r.randint(2, 8)):
+            if r.random() < 0.35:
+                cmds.append(["CLIENT", "REPLY", self.rand_case(
+                    r.choice(["ON", "OFF", "SKIP", "SKIP", "OFF", "bad"]))] +
+                    (["x"] if r.random() < 0.05 else []))
+            else:
+                cmds.append(self.plain_command(strict=True)[1])
+        return "reply", cmds + [["CLIENT", "REPLY", "ON"]]
+
+    def subscribe_step(self):
+        r = self.r
+        acts = []
+        for _ in range(r.randint(2, 14)):
+            k = r.random()
+            n = r.choice([1, 1, 2, 3, 0])
+            if k < 0.22:
+                acts.append(["sub", self.rand_case(r.choice(["SUBSCRIBE", "SSUBSCRIBE"]))]
+                            + r.sample(CHANNELS, n))
+            elif k < 0.34:
+                acts.append(["sub", self.rand_case("PSUBSCRIBE")] + r.sample(SUB_PATTERNS, n))
+            elif k < 0.48:
+                acts.append(["sub", self.rand_case(r.choice(
+                    ["UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"]))] +
+                    r.sample(CHANNELS + SUB_PATTERNS, r.choice([0, 0, 1, 2])))
+            elif k < 0.72:
+                acts.append(["pub", self.rand_case(r.choice(["PUBLISH", "PUBLISH", "SPUBLISH"])),
+                             r.choice(CHANNELS), r.choice(MESSAGES)])
+            elif k < 0.82:
+                acts.append(["sub"] + r.choice([
+                    ["PING"], ["PING", "x"], ["PING", "a", "b"], ["GET", "k1"],
+                    ["PUBLISH", r.choice(CHANNELS), "self"], ["ECHO", "e"], ["RESET"],
+                    ["PUBSUB", "NUMSUB", "c1", "c2"], ["PUBSUB", "NUMPAT"],
+                    ["PUBSUB", "SHARDNUMSUB", "c1"], ["PUBSUB", "CHANNELS"],
+                    ["PUBSUB", "SHARDCHANNELS", "*"], ["QUUX"], ["SUBSCRIBE"],
+                    ["CLIENT", "ID", "x"], ["SET", "k9", "v"]]))
+            elif k < 0.9:
+                acts.append(["pub", "PUBSUB", self.rand_case(r.choice(
+                    ["NUMSUB", "SHARDNUMSUB"]))] + r.sample(CHANNELS, n))
+            else:
+                acts.append(["sub"] + self.plain_command(strict=True)[1])
+        return "subscribe", acts
+
+    def notify_step(self):
+        r = self.r
+        flags = "".join(r.choice(NOTIFY_FLAGS) for _ in range(r.randint(0, 6)))
+        if r.random() < 0.8:  # (without K or E nothing is published)
+            flags = r.choice(["K", "E", "KE"]) + flags + r.choice(["A", "", ""])
+        if r.random() < 0.05:
+            flags += r.choice(["Q", " ", "k"])
+        cmds = [self.plain_command(keyed=r.random() < 0.9) for _ in range(r.randint(1, 8))]
+        return "notify", [flags] + cmds
+
+    def tracking_step(self):
+        r = self.r
+        opts = []
+        if r.random() < 0.35:
+            opts.append("BCAST")
+            prefixes = r.sample(TRACK_PREFIXES, r.choice([0, 1, 1, 2, 3]))
+            # A later prefix overlapping a later one is a documented difference.
+            later = prefixes[1:]
+            if any(a != b and b.startswith(a) for a in later for b in later):
+                prefixes = prefixes[:2]
+            for p in prefixes:
+                opts += ["PREFIX", p]
+        elif r.random() < 0.05:
+            opts += ["PREFIX", "k"]
+        for opt in ("OPTIN", "OPTOUT", "NOLOOP"):
+            if r.random() < 0.2:
+                opts.append(opt)
+        if r.random() < 0.04:
+            opts.append(r.choice(["BAD", "REDIRECT"]))
+        opts = [self.rand_case(o) for o in opts]
+        redirect = r.random() < 0.85  # (RESP2 only: a redirection to a subscriber)
+        acts = []
+        for _ in range(r.randint(2, 12)):
+            k = r.random()
+            key = r.choice(self.keys[:3] + ["s1", "h1", "z1", "nokey"])
+            if k < 0.3:
+                acts.append(["read"] + r.choice([
+                    ["GET", key], ["MGET", key, r.choice(self.keys)], ["STRLEN", key],
+                    ["EXISTS", key], ["TYPE", key], ["HGET", key, "a"],
+                    ["SCARD", key], ["ZSCORE", key, "a"], ["GETRANGE", key, "0", "2"]]))
+            elif k < 0.38:
+                acts.append(["read"] + self.plain_command(strict=True)[1])
+            elif k < 0.62:
+                acts.append(["write"] + r.choice([
+                    ["SET", key, "v"], ["DEL", key, r.choice(self.keys)], ["INCR", key],
+                    ["APPEND", key, "x"], ["MSET", key, "1", r.choice(self.keys), "2"],
+                    ["EXPIRE", key, "0"], ["FLUSHDB"], ["SADD", key, "m"],
+                    ["HSET", key, "a", "b"], ["RENAME", key, r.choice(self.keys)],
+                    ["SET", key, "v", "XX"], ["GETDEL", key]]))
+            elif k < 0.7:
+                acts.append(["write"] + self.plain_command(strict=True, keyed=True)[1])
+            elif k < 0.8:
+                acts.append(["self"] + r.choice([["SET", key, "own"], ["DEL", key],
+                                                 ["INCR", key]]))
+            elif k < 0.92:
+                acts.append(["read", "CLIENT", "CACHING", self.rand_case(
+                    r.choice(["YES", "NO", "yes", "maybe"]))])
+            else:
+                acts.append(["read"] + r.choice([
+                    ["CLIENT", "TRACKING", "ON"], ["CLIENT", "TRACKING", "OFF"],
+                    ["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "z"],
+                    ["CLIENT", "TRACKING", "ON", "OPTIN"], ["PING"]]))
+        return "tracking", [opts, redirect, acts]
+
+    def monitor_step(self):
+        r = self.r
+        cmds = []
+        for _ in range(r.randint(1, 6)):
+            if r.random() < 0.15:
+                cmds.append(["EVAL", "return redis.call('SET', KEYS[1], ARGV[1])", "1",
+                             r.choice(self.keys), r.choice(MESSAGES)])
+            elif r.random() < 0.05:
+                cmds.append(r.choice([["AUTH", "x"], ["HELLO", "2", "AUTH", "a", "b"],
+                                      ["CONFIG", "GET", "hz"]]))
+            else:
+                cmds.append(self.plain_command(strict=True)[1])
+        return "monitor", cmds
+
+    def lua_step(self):
+        r = self.r
+        pre = r.choice(LUA_PREFIXES)
+        if r.random() < 0.6:
+            name, inner = self.plain_command()
+            if r.random() < 0.15:
+                inner = self.malformed(name)
+            wrap = r.choice(LUA_WRAPS)
+            rule = name if wrap.startswith("return redis.") and wrap.count("{c}") == 1 \
+                and len(wrap) < 30 else "nested:" + name
+            body = pre + wrap.format(c=", ".join(lua_literal(a) for a in inner))
+        else:
+            rule = "lua"
+            body = pre + r.choice(LUA_BODIES).format(s=lua_literal(r.choice(LUA_STRINGS)))
+        if r.random() < 0.3:
+            body = "local x = 1\n" + body
+        return "lua", [rule, "EVAL", body, "0"]
+
+    def mode_step(self, kinds):
+        return getattr(self, MODES[self.r.choice(kinds)][0])()
+
+
+class ModeRunner:
+    """Runner side (mixed into cmd_fuzz.Runner: self.ports, self.proto, self.failures,
+    self.send, self.sent, self.timeout)."""
+
+    def open_pair(self, proto=None):
+        pair = [RawConn(p, timeout=self.timeout) for p in self.ports]
+        self.mode_conns += pair
+        if (proto or self.proto) == 3:
+            for c in pair:
+                c.call("HELLO", "3")
+        return pair
+
+    def close_mode_conns(self):
+        for c in self.mode_conns:
+            c.close()
+        self.mode_conns = []
+
+    def drain(self, pair, via=None):
+        """What each connection of `pair` sends until the sentinel: a PING on it, or,
+        for a MONITOR connection, an ECHO on the `via` connection of the same server."""
+        out = []
+        for i, c in enumerate(pair):
+            if via:
+                via[i].call("ECHO", SENTINEL)
+            else:
+                c.send_raw(encode([b"PING", SENTINEL]))
+            frames = []
+            while True:
+                f = c.read_reply()
+                if SENTINEL in f:
+                    break
+                frames.append(f)
+            out.append(frames)
+        return out
+
+    def mode_diff(self, kind, what, a, b):
+        self.failures.append("#%d RESP%d %s: %s\n  redis: %r\n  skein: %r"
+                             % (self.sent, self.proto, kind, what, a, b))
+
+    def run_mode(self, kind, args):
+        self.sent += 1
+        self.mode_conns = getattr(self, "mode_conns", [])
+        try:
+            getattr(self, MODES[kind][1])(*args) if kind == "inline" else \
+                getattr(self, MODES[kind][1])(args)
+        except (socket.timeout, ConnectionError, OSError, ValueError) as e:
+            self.failures.append("#%d RESP%d %s step %r: %r" % (self.sent, self.proto, kind,
+                                                                args, e))
+            if kind == "inline":
+                self.close()
+                self.connect()
+        finally:
+            self.close_mode_conns()
+
+    def run_inline(self, name, line, *args):
+        self.sent -= 1
+        self.send(name, list(args), raw=line.encode("latin-1"))
+
+    def run_reply(self, cmds):
+        pair = self.open_pair()
+        raw = b"".join(encode([a.encode("latin-1") for a in c]) for c in cmds)
+        for c in pair:
+            c.send_raw(raw)
+        got = self.drain(pair)
+        if got[0] != got[1]:
+            self.mode_diff("reply", " / ".join(" ".join(c) for c in cmds), *got)
+
+    def run_subscribe(self, acts):
+        sub, pub = self.open_pair(), self.open_pair()
+        for act in acts:
+            who, cmd = act[0], [a.encode("latin-1") for a in act[1:]]
+            what = "%s %s" % (who, b" ".join(cmd)[:200])
+            if who == "pub":
+                got = [c.call(*cmd) for c in pub]
+                if cmd[0].lower() == b"pubsub":
+                    if got[0] != got[1]:
+                        self.mode_diff("subscribe", what, *got)
+                    continue
+                if got[0] != got[1]:
+                    self.mode_diff("subscribe", what + " (reply)", *got)
+            else:
+                for c in sub:
+                    c.send_raw(encode(cmd))
+            got = self.drain(sub)
+            got = [unordered(cmd, who, g) for g in got]
+            if got[0] != got[1]:
+                self.mode_diff("subscribe", what, *got)
+        for c in sub:
+            c.call("RESET")
+
+    def run_notify(self, args):
+        flags, cmds = args[0], args[1:]
+        writer, sub = self.open_pair(proto=2), self.open_pair()
+        for c in sub:
+            c.call("PSUBSCRIBE", "__key*__:*")
+        saved = parse(writer[0].call("CONFIG", "GET", "notify-keyspace-events"))[1]
+        got = [c.call("CONFIG", "SET", "notify-keyspace-events", flags) for c in writer]
+        if got[0] != got[1]:
+            self.mode_diff("notify", "CONFIG SET notify-keyspace-events %r" % flags, *got)
+        try:
+            for name, cmd in cmds:
+                enc = [a.encode("latin-1") for a in cmd]
+                a, b = (c.call(*enc) for c in writer)
+                if not self.judge(name, cmd, a, b):
+                    self.mode_diff("notify", "writer: " + " ".join(cmd)[:200], a, b)
+                got = self.drain(sub)
+                # Active expiry is timing: its events are not compared. Events of
+                # different keys of one command may come in either order.
+                got = [sorted((f for f in g if notification_event(f) != b"expired"),
+                              key=notification_key) for g in got]
+                if got[0] != got[1]:
+                    self.mode_diff("notify", "flags %r, %s" % (flags, " ".join(cmd)[:200]),
+                                   *got)
+        finally:
+            for c in writer:
+                c.call("CONFIG", "SET", "notify-keyspace-events", saved)
+
+    def run_tracking(self, args):
+        opts, redirect, acts = args
+        tracker, writer = self.open_pair(), self.open_pair()
+        sink = tracker
+        redir = []
+        if self.proto == 2 and redirect:
+            sink = self.open_pair()
+            for c in sink:
+                c.call("SUBSCRIBE", "__redis__:invalidate")
+            redir = [["REDIRECT", str(parse(c.call("CLIENT", "ID")))] for c in sink]
+        got = [c.call(*(["CLIENT", "TRACKING", "ON"] + opts + (redir[i] if redir else [])))
+               for i, c in enumerate(tracker)]
+        if got[0] != got[1]:
+            self.mode_diff("tracking", "CLIENT TRACKING ON %s" % " ".join(opts), *got)
+        for act in acts:
+            who, cmd = act[0], [a.encode("latin-1") for a in act[1:]]
+            what = "%s %s (tracking %s)" % (who, b" ".join(cmd)[:200], " ".join(opts))
+            conn = writer if who == "write" else tracker
+            if conn is sink:
+                for c in conn:
+                    c.send_raw(encode(cmd))
+            else:
+                got = [c.call(*cmd) for c in conn]
+                if got[0] != got[1]:
+                    self.mode_diff("tracking", what + " (reply)", *got)
+            got = [sort_push_runs(g) for g in self.drain(sink)]
+            if got[0] != got[1]:
+                self.mode_diff("tracking", what, *got)
+        for c in tracker:
+            c.send_raw(encode(["CLIENT", "TRACKING", "OFF"]))
+        self.drain(tracker)
+
+    def run_monitor(self, cmds):
+        mon, writer = self.open_pair(), self.open_pair()
+        for c in mon:
+            c.call("MONITOR")
+        for cmd in cmds:
+            enc = [a.encode("latin-1") for a in cmd]
+            a, b = (c.call(*enc) for c in writer)
+            if a != b and cmd[0] not in ("AUTH", "HELLO"):
+                self.mode_diff("monitor", "writer: " + " ".join(cmd)[:200], a, b)
+            got = [[monitor_line(f) for f in g] for g in self.drain(mon, via=writer)]
+            if got[0] != got[1]:
+                self.mode_diff("monitor", " ".join(cmd)[:200], *got)
+
+    def run_lua(self, args):
+        """The inner command's rule when the body returns its reply, "type" when it
+        returns something made of a loosely compared reply."""
+        inner, cmd = args[0], args[1:]
+        self.sent -= 1
+        nested = inner.startswith("nested:")
+        inner = inner.split(":", 1)[-1]
+        rule = self.rules.get(inner) or self.rules.get(inner.split("|")[0])
+        self.send("eval", cmd, rule="type" if rule and nested else rule)
+
+
+# kind -> (Generator method, Runner method)
+MODES = {
+    "inline": ("inline_step", "run_inline"),
+    "reply": ("reply_step", "run_reply"),
+    "subscribe": ("subscribe_step", "run_subscribe"),
+    "notify": ("notify_step", "run_notify"),
+    "tracking": ("tracking_step", "run_tracking"),
+    "monitor": ("monitor_step", "run_monitor"),
+    "lua": ("lua_step", "run_lua"),
+}
