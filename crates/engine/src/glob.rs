@@ -1,7 +1,12 @@
 //! Redis's glob matching (`stringmatchlen`): `*`, `?`, `[abc]`, `[^a-z]`, `\x`.
 
-/// Does `s` match `pattern`? `nocase` folds ASCII case.
+/// Does `s` match `pattern`? `nocase` folds ASCII case. As in Redis, an empty string
+/// matches only the empty pattern (`*` included: stringmatchlen skips a trailing `*`
+/// only after consuming a character); KEYS and SCAN take `*` alone as "everything".
 pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
+    if s.is_empty() {
+        return pattern.is_empty();
+    }
     let mut skip_longer = false;
     match_from(pattern, s, nocase, 0, &mut skip_longer)
 }
@@ -144,6 +149,9 @@ mod tests {
         assert!(glob_match(b"HELLO", b"hello", true));
         assert!(glob_match(b"", b"", false));
         assert!(!glob_match(b"", b"a", false));
+        assert!(!glob_match(b"*", b"", false));
+        assert!(!glob_match(b"**", b"", false));
+        assert!(glob_match(b"a*", b"a", false));
     }
 
     #[test]
