@@ -2,11 +2,10 @@
 # ZREMRANGEBYRANK big 0 999 calls while another connection pings back to back; prints the
 # worst PING, the worst batch, and the time of the batch that emptied (and so deleted) it.
 # Start the server yourself (Skein with --workers 1 to share the pinger's worker).
-import socket, sys, threading, time
+import sys, time
+from pinger import Pinger, conn
 port, n = int(sys.argv[1]), int(sys.argv[2])
-def conn():
-    s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); return s
-s = conn(); f = s.makefile("rb")
+s = conn(port); f = s.makefile("rb")
 def call(args):
     cmd = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
     s.sendall(cmd); return f.readline()
@@ -14,17 +13,11 @@ for base in range(0, n, 1000):
     args = [b"ZADD", b"big"]
     for i in range(base, min(n, base + 1000)): args += [b"%d" % i, b"m%d" % i]
     call(args)
-stop = False; worst = [0.0]
-def pinger():
-    p = conn(); pf = p.makefile("rb")
-    while not stop:
-        t = time.perf_counter(); p.sendall(b"PING\r\n"); pf.readline()
-        worst[0] = max(worst[0], time.perf_counter() - t)
-th = threading.Thread(target=pinger); th.start(); time.sleep(0.2)
+pinger = Pinger(port).start(); time.sleep(0.2)
 wb = 0.0; last = 0.0
 while True:
     t = time.perf_counter(); r = call([b"ZREMRANGEBYRANK", b"big", b"0", b"999"]); d = time.perf_counter() - t
     if r.strip() != b":1000": break
     wb = max(wb, d); last = d
-time.sleep(0.3); stop = True; th.join()
-print(f"emptying {n}: worst PING {worst[0]*1000:.1f} ms, worst batch {wb*1000:.1f} ms, the emptying batch {last*1000:.1f} ms")
+time.sleep(0.3); worst = pinger.stop()
+print(f"emptying {n}: worst PING {worst*1000:.1f} ms, worst batch {wb*1000:.1f} ms, the emptying batch {last*1000:.1f} ms")

@@ -1,18 +1,11 @@
 # bench/growth.py PORT KIND N: grows one collection (KIND set, zset, hash or list) to N
 # members with pipelined writes of 1,000 members while a second connection pings back to
 # back; prints the worst PING round trip and the worst write batch. Used by bench/growth.sh.
-import socket, sys, threading, time
+import sys, time
+from pinger import Pinger, conn
 port, kind, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-def conn():
-    s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); return s
-stop = False; worst = [0.0]
-def pinger():
-    s = conn(); f = s.makefile("rb")
-    while not stop:
-        t = time.perf_counter(); s.sendall(b"PING\r\n"); f.readline()
-        worst[0] = max(worst[0], time.perf_counter() - t)
-th = threading.Thread(target=pinger); th.start()
-s = conn(); f = s.makefile("rb")
+pinger = Pinger(port).start()
+s = conn(port); f = s.makefile("rb")
 B = 1000; wb = 0.0
 for base in range(0, n, B):
     ms = range(base, min(n, base + B))
@@ -28,5 +21,5 @@ for base in range(0, n, B):
         for i in ms: args += [b"%d" % i, b"m%d" % i]
     cmd = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
     t = time.perf_counter(); s.sendall(cmd); f.readline(); wb = max(wb, time.perf_counter() - t)
-stop = True; th.join()
-print(f"{kind} {n}: worst PING {worst[0]*1000:.1f} ms, worst batch of {B} {wb*1000:.1f} ms")
+worst = pinger.stop()
+print(f"{kind} {n}: worst PING {worst*1000:.1f} ms, worst batch of {B} {wb*1000:.1f} ms")

@@ -998,12 +998,7 @@ impl<'a> Locked<'a> {
             return;
         }
         let per_db = self.ks.db(0).shard_count();
-        for h in self.guards.iter() {
-            if h.db as usize == a || h.db as usize == b {
-                self.ks
-                    .copy_on_write(h.db as usize, h.shard as usize, &h.guard);
-            }
-        }
+        self.ks.snapshot_swap_dbs(a, b);
         let (lo, hi) = (a.min(b), a.max(b));
         let (first, second) = self.guards.split_at_mut(hi * per_db);
         let (lo_db, hi_db) = (self.ks.db(lo), self.ks.db(hi));

@@ -15,8 +15,11 @@
 //!   cut, as every change passed here first) and records K, whether it existed or not, so
 //!   neither it nor the saver writes K out again. A write therefore costs one key's
 //!   serialization and a set insert, never a walk of the shard;
-//! - a whole-shard change (SWAPDB) about to modify a shard not taken yet, which takes it
-//!   like the saver ([`Keyspace::copy_on_write`]).
+//!
+//! SWAPDB moves whole shards between two databases: the snapshot's sides of those shards
+//! move with them ([`Keyspace::snapshot_swap_dbs`]), each still naming the database its
+//! keys were in at the cut, so nothing is written out then and the saver, which walks the
+//! shards again once after a swap, writes each side out under its database at the cut.
 //!
 //! Every change reaches the shard through one of these first, so each key is captured as
 //! it was at the cut and the chunks together are one consistent cut: a write is in the
@@ -36,7 +39,7 @@ use crate::shard::{hash_key, Shard};
 use hashbrown::hash_table::Entry as TableEntry;
 use hashbrown::HashTable;
 use parking_lot::{Mutex, MutexGuard};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Keys of one shard dealt with by writers before the saver took it.
@@ -44,10 +47,11 @@ type Handled = HashTable<Box<[u8]>>;
 
 /// One shard's side of a snapshot. Read and changed only with the shard's own lock held,
 /// so its mutex is never contended.
-#[derive(Default)]
 struct ShardCut {
-    /// What was left of the shard has been written out (by the saver, a whole-shard
-    /// change, or handed over by a flush).
+    /// The database these keys were in at the cut (SWAPDB moves a side with its shard).
+    db: usize,
+    /// What was left of the shard has been written out (by the saver, or handed over by
+    /// a flush).
     taken: bool,
     /// Keys written out by writers (or absent at the cut) while the shard was not taken.
     handled: Handled,
@@ -78,6 +82,9 @@ pub struct Snapshot {
     per_db: usize,
     /// Shard `db * per_db + index`'s side.
     cuts: Box<[Mutex<ShardCut>]>,
+    /// Sides not taken yet. A SWAPDB can move a side not taken to a shard the saver has
+    /// passed: the saver walks the shards again until this is 0.
+    untaken: AtomicUsize,
     aborted: AtomicBool,
     opts: SaveOptions,
     /// Records written out by writers, waiting for the saver.
@@ -97,7 +104,16 @@ impl Snapshot {
     fn new(databases: usize, per_db: usize, opts: SaveOptions) -> Snapshot {
         Snapshot {
             per_db,
-            cuts: (0..databases * per_db).map(|_| Mutex::default()).collect(),
+            cuts: (0..databases * per_db)
+                .map(|i| {
+                    Mutex::new(ShardCut {
+                        db: i / per_db,
+                        taken: false,
+                        handled: Handled::default(),
+                    })
+                })
+                .collect(),
+            untaken: AtomicUsize::new(databases * per_db),
             aborted: AtomicBool::new(false),
             opts,
             ready: Mutex::new(Vec::new()),
@@ -117,19 +133,37 @@ impl Snapshot {
     /// the snapshot was abandoned). `shard` is its content, with its lock held by the
     /// caller.
     pub fn take(&self, db: usize, index: usize, shard: &Shard) -> Option<Chunk> {
-        let skip = self.claim(db, index)?;
-        Some(self.chunk(db, shard.iter(), &skip))
+        let (at_cut, skip) = self.claim(db, index)?;
+        Some(self.chunk(at_cut, shard.iter(), &skip))
     }
 
-    /// Mark shard `(db, index)` taken and return its handled keys (freed from the
-    /// snapshot), or `None` if it was taken already or the snapshot was abandoned.
-    fn claim(&self, db: usize, index: usize) -> Option<Handled> {
+    /// Mark shard `(db, index)` taken and return the database its keys were in at the cut
+    /// and its handled keys (freed from the snapshot), or `None` if it was taken already
+    /// or the snapshot was abandoned.
+    fn claim(&self, db: usize, index: usize) -> Option<(usize, Handled)> {
         let mut cut = self.cut(db, index);
         if cut.taken || self.is_aborted() {
             return None;
         }
         cut.taken = true;
-        Some(std::mem::take(&mut cut.handled))
+        self.untaken.fetch_sub(1, Ordering::Relaxed);
+        Some((cut.db, std::mem::take(&mut cut.handled)))
+    }
+
+    /// Databases `a` and `b` swapped their shards (SWAPDB, every shard held): their sides
+    /// swap with them.
+    fn swap_dbs(&self, a: usize, b: usize) {
+        for i in 0..self.per_db {
+            let mut x = self.cut(a, i);
+            let mut y = self.cut(b, i);
+            std::mem::swap(&mut *x, &mut *y);
+        }
+    }
+
+    /// Has every shard's side been taken? (After a walk of every shard, not always: a
+    /// SWAPDB may have moved a side not taken to a shard the walk had passed.)
+    pub fn all_taken(&self) -> bool {
+        self.untaken.load(Ordering::Relaxed) == 0
     }
 
     /// The records of `entries` but those in `skip`.
@@ -157,12 +191,13 @@ impl Snapshot {
     /// (if it exists). Unless the shard is taken or the key recorded, write out `now` (the
     /// key as it was at the cut) and record the key. The caller holds the shard's lock.
     fn write_out_key(&self, db: usize, index: usize, h: u64, key: &[u8], now: Option<&Entry>) {
-        {
+        let at_cut = {
             let mut cut = self.cut(db, index);
             if cut.taken || self.is_aborted() || !cut.record(h, key) {
                 return;
             }
-        }
+            cut.db
+        };
         let Some(e) = now else {
             return;
         };
@@ -170,7 +205,7 @@ impl Snapshot {
         write_entry(&mut records, e, self.opts);
         self.keys_done.fetch_add(1, Ordering::Relaxed);
         self.queue(Chunk {
-            db,
+            db: at_cut,
             records,
             keys: 1,
         });
@@ -224,8 +259,7 @@ impl Snapshot {
         self.keys_done.load(Ordering::Relaxed)
     }
 
-    /// Copy-on-write writes made by writers before their modification: a key each, or
-    /// what was left of a shard (SWAPDB).
+    /// Copy-on-write writes made by writers before their modification, a key each.
     pub fn cow_writes(&self) -> u64 {
         self.cow_writes.load(Ordering::Relaxed)
     }
@@ -313,14 +347,11 @@ impl Keyspace {
         self.snapshot().is_some_and(|s| s.saves_access())
     }
 
-    /// Called with shard `(db, index)` locked, before a change of the whole shard (SWAPDB):
-    /// write out what is left of it if the snapshot in progress has not taken it.
-    pub(crate) fn copy_on_write(&self, db: usize, index: usize, shard: &Shard) {
-        let Some(snap) = self.snapshot() else {
-            return;
-        };
-        if let Some(chunk) = snap.take(db, index, shard) {
-            snap.queue(chunk);
+    /// Called by SWAPDB with every shard held, as databases `a` and `b` swap their
+    /// shards: the snapshot in progress swaps its sides of them too.
+    pub(crate) fn snapshot_swap_dbs(&self, a: usize, b: usize) {
+        if let Some(snap) = self.snapshot() {
+            snap.swap_dbs(a, b);
         }
     }
 
@@ -338,8 +369,8 @@ impl Keyspace {
         };
         match snap.claim(db, index) {
             None => Some(table),
-            Some(skip) => {
-                snap.handed.lock().push((db, table, skip));
+            Some((at_cut, skip)) => {
+                snap.handed.lock().push((at_cut, table, skip));
                 None
             }
         }
@@ -640,5 +671,90 @@ mod tests {
         // Every key of the cut exactly once, as it was; nothing created after it.
         assert_eq!(contents_ttl(chunks), want);
         assert_eq!(snap.keys_done(), want.len() as u64);
+    }
+
+    /// SWAPDB during a save, including swaps that move a side the saver has not taken to
+    /// shards it has passed: every key is written out once, under the database it was
+    /// in at the cut, and a write after a swap leaves the cut as it was.
+    #[test]
+    fn swaps_during_the_save_keep_each_key_in_its_database_at_the_cut() {
+        let (dbs, per_db) = (3, 4);
+        let ks = Keyspace::new(dbs, per_db);
+        let mut want = Vec::new();
+        for db in 0..dbs {
+            for i in 0..60 {
+                let (k, v) = (format!("k{i}"), format!("db{db}"));
+                let mut changes = Changes::default();
+                let mut keys = ks.lock_key(db, k.as_bytes(), &mut changes);
+                keys.insert(
+                    k.as_bytes(),
+                    StrRef::encode(v.as_bytes()),
+                    NO_EXPIRE,
+                    Event::NONE,
+                );
+                want.push((db, k.into_bytes(), v.into_bytes()));
+            }
+        }
+        want.sort();
+        let swap = |a: usize, b: usize| {
+            let mut changes = Changes::default();
+            let mut plan = Plan::new();
+            plan.all();
+            let mut l = ks.lock(&mut plan, 0, &mut changes);
+            l.swap_dbs(a, b);
+        };
+        let snap = ks.begin_snapshot(opts()).unwrap();
+        let mut chunks = Vec::new();
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            for db in 0..dbs {
+                for i in 0..per_db {
+                    chunks.extend(snap.drain());
+                    chunks.extend(snap.take(db, i, &ks.db(db).read_shard(i)));
+                    match (passes, db, i) {
+                        // Behind the saver, db 0's taken sides go to db 2, db 2's not
+                        // taken ones come to db 0, which the saver has passed.
+                        (1, 1, 1) => swap(0, 2),
+                        // Then a write to the old db 2's keys, now in db 0.
+                        (1, 1, 2) => set(&ks, "k7", "new"),
+                        (1, 2, 0) => swap(1, 2),
+                        _ => {}
+                    }
+                }
+            }
+            if snap.all_taken() {
+                break;
+            }
+        }
+        chunks.extend(snap.drain());
+        ks.end_snapshot();
+        assert_eq!(passes, 2);
+        let mut fw = FileWriter::new(Vec::new(), true, dbs, &[]).unwrap();
+        for c in chunks {
+            fw.chunk(c.db, (0, 0), &c.records).unwrap();
+        }
+        let buf = fw.finish().unwrap();
+        let load_opts = LoadOptions {
+            databases: dbs,
+            checksum: true,
+            now_ms: 0,
+            limits: Default::default(),
+        };
+        let mut got = Vec::new();
+        load(
+            &buf,
+            &load_opts,
+            |_| {},
+            |k| {
+                let Value::Str(s) = k.value else { panic!() };
+                got.push((k.db, k.key.to_vec(), s.view().to_bytes().to_vec()));
+                true
+            },
+        )
+        .map_err(|f| f.error)
+        .unwrap();
+        got.sort();
+        assert_eq!(got, want);
     }
 }

@@ -284,23 +284,30 @@ pub fn write_snapshot(
 ) -> Result<(), SaveFailed> {
     let ks = &srv.keyspace;
     write_file(srv, tmp, target, |fw| {
-        for db in 0..ks.len() {
-            let d = ks.db(db);
-            for i in 0..d.shard_count() {
-                if snap.is_aborted() {
-                    return Err(io::Error::other("snapshot abandoned"));
+        // One walk takes every shard's side, unless a SWAPDB moved one not taken to a shard
+        // the walk had passed: then walk again (each pass takes what it finds).
+        loop {
+            for db in 0..ks.len() {
+                let d = ks.db(db);
+                for i in 0..d.shard_count() {
+                    if snap.is_aborted() {
+                        return Err(io::Error::other("snapshot abandoned"));
+                    }
+                    for c in snap.drain() {
+                        fw.chunk(c.db, sizes[c.db], &c.records)?;
+                    }
+                    let chunk = {
+                        let shard = d.read_shard(i);
+                        snap.take(db, i, &shard)
+                    };
+                    if let Some(c) = chunk {
+                        fw.chunk(c.db, sizes[c.db], &c.records)?;
+                        key_save_delay(srv, c.keys);
+                    }
                 }
-                for c in snap.drain() {
-                    fw.chunk(c.db, sizes[c.db], &c.records)?;
-                }
-                let chunk = {
-                    let shard = d.read_shard(i);
-                    snap.take(db, i, &shard)
-                };
-                if let Some(c) = chunk {
-                    fw.chunk(db, sizes[db], &c.records)?;
-                    key_save_delay(srv, c.keys);
-                }
+            }
+            if snap.all_taken() || snap.is_aborted() {
+                break;
             }
         }
         // Every shard is taken now: whatever writers wrote out is queued.
