@@ -20,8 +20,9 @@ SUB_PATTERNS = ["c*", "*", "news.*", "c[12]", "c?", "\\*", "news.[a-b]", "[", "c
 MESSAGES = ["hello", "", "1", "x" * 100, "\x00\xff", "a b"]
 NOTIFY_FLAGS = "KEg$lshzxetmdnA"
 TRACK_PREFIXES = ["k", "h", "k1", "z", "", "s1", "x"]
-LUA_STRINGS = ["my err", "-ERR x", "ERR", "", "WRONGTYPE bad", "x\r\ny", "OK", "-",
-               "  lead", "-my err", "NOPERM x"]
+# (A raised error's CR or LF would break Redis's protocol: Redis writes its text as is.)
+LUA_STRINGS = ["my err", "-ERR x", "ERR", "", "WRONGTYPE bad", "x\ty", "OK", "-",
+               "  lead", "-my err", "NOPERM x", "a\x00b", "-\x00", "e\r\n"]
 # Wrappers of a generated command `{c}` (its arguments as Lua literals).
 LUA_WRAPS = [
     "return redis.call({c})",
@@ -347,7 +348,10 @@ class ModeSteps:
             body = pre + wrap.format(c=", ".join(lua_literal(a) for a in inner))
         else:
             rule = "lua"
-            body = pre + r.choice(LUA_BODIES).format(s=lua_literal(r.choice(LUA_STRINGS)))
+            body, text = r.choice(LUA_BODIES), r.choice(LUA_STRINGS)
+            if "error(" in body:
+                text = text.replace("\r\n", "")
+            body = pre + body.format(s=lua_literal(text))
         if r.random() < 0.3:
             body = "local x = 1\n" + body
         return "lua", [rule, "EVAL", body, "0"]

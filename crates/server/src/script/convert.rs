@@ -21,20 +21,28 @@ pub fn error_text(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The code and the trimmed message of [`error_text`], without allocating.
+/// The code and the trimmed message of [`error_text`], without allocating. Like Redis's
+/// luaPushErrorBuff (C strings), the text ends at a NUL byte.
 pub fn error_parts(raw: &[u8]) -> (&[u8], &[u8]) {
+    let raw = c_str(raw);
     match raw.strip_prefix(b"-") {
         Some(line) => error_line_parts(line),
         None => (b"ERR", trim_crlf(raw)),
     }
 }
 
-/// The code and message of an error reply's line (after its `-`).
+/// The code and message of an error reply's line (after its `-`), up to a NUL byte.
 fn error_line_parts(line: &[u8]) -> (&[u8], &[u8]) {
+    let line = c_str(line);
     match line.iter().position(|&b| b == b' ') {
         Some(sp) => (&line[..sp], trim_crlf(&line[sp + 1..])),
         None => (b"ERR", trim_crlf(line)),
     }
+}
+
+/// `s` up to its first NUL byte (what C's string functions see of it).
+pub fn c_str(s: &[u8]) -> &[u8] {
+    s.split(|&b| b == 0).next().unwrap_or_default()
 }
 
 /// `msg` without CR and LF at either end.
@@ -55,9 +63,9 @@ pub fn error_table(lua: &Lua, raw: &[u8]) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// An error reply with `msg` as its text exactly (no `ERR` added), CR and LF as spaces.
+/// An error reply of a script's error table: `-` and `msg` as Redis's `"-%s"` writes it
+/// (no `ERR` added, a `-` of msg's own kept, so `--`), CR and LF as spaces.
 pub fn raw_error(out: &mut ReplyBuf, msg: &[u8]) {
-    let msg = msg.strip_prefix(b"-").unwrap_or(msg);
     out.out.push(b'-');
     out.out.extend(
         msg.iter()
@@ -341,7 +349,14 @@ fn write(v: &Value, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua::Resu
 
 fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua::Result<()> {
     if let Value::String(e) = t.raw_get::<Value>("err")? {
-        raw_error(out, &e.as_bytes());
+        // A C string, whose CR and LF at the end addReplyErrorFormatEx drops.
+        let e = e.as_bytes();
+        let e = c_str(&e);
+        let end = e
+            .iter()
+            .rposition(|&b| b != b'\r' && b != b'\n')
+            .map_or(0, |i| i + 1);
+        raw_error(out, &e[..end]);
         return Ok(());
     }
     if let Value::String(s) = t.raw_get::<Value>("ok")? {

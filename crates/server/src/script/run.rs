@@ -275,7 +275,8 @@ fn script_error(out: &mut ReplyBuf, err: &Value, target: &Target) {
     };
     let field = |name: &str| -> Option<Vec<u8>> {
         match t.get::<Value>(name).ok()? {
-            Value::String(s) => Some(s.as_bytes().to_vec()),
+            // (C strings: each ends at a NUL byte.)
+            Value::String(s) => Some(convert::c_str(&s.as_bytes()).to_vec()),
             Value::Integer(i) => Some(i.to_string().into_bytes()),
             Value::Number(n) => Some(resp::fmt::fmt_g(n, 14).into_bytes()),
             _ => None,
