@@ -60,13 +60,20 @@ impl ReplyBuf {
     /// An error line. `msg` carries its code (`ERR ...`, `WRONGTYPE ...`); a message without
     /// one gets `ERR ` in front, as Redis's addReplyError does. CR and LF become spaces.
     pub fn error(&mut self, msg: &str) {
+        self.error_bytes(msg.as_bytes());
+    }
+
+    /// [`ReplyBuf::error`] for a message that quotes a client's bytes: they reach the wire
+    /// unchanged (Redis builds such texts with `%s`, not as UTF-8), except CR and LF, which
+    /// become spaces as Redis's addReplyErrorFormat and rejectCommandFormat make them.
+    pub fn error_bytes(&mut self, msg: &[u8]) {
         self.out.push(b'-');
-        let first = msg.split(' ').next().unwrap_or("");
-        let has_code = !first.is_empty() && first.bytes().all(|b| b.is_ascii_uppercase());
+        let first = msg.split(|&b| b == b' ').next().unwrap_or(b"");
+        let has_code = !first.is_empty() && first.iter().all(u8::is_ascii_uppercase);
         if !has_code {
             self.out.extend_from_slice(b"ERR ");
         }
-        for b in msg.bytes() {
+        for &b in msg {
             self.out
                 .push(if b == b'\r' || b == b'\n' { b' ' } else { b });
         }
@@ -234,5 +241,16 @@ mod tests {
         r.error("wrong number");
         r.error("ERR a\r\nb");
         assert_eq!(r.out, b"-WRONGTYPE x\r\n-ERR wrong number\r\n-ERR a  b\r\n");
+    }
+
+    #[test]
+    fn error_bytes_keep_the_clients_bytes() {
+        let mut r = ReplyBuf::default();
+        r.error_bytes(b"ERR bad '\xff\xc3\x80\x00'");
+        r.error_bytes(b"NOGROUP a\rb\n");
+        assert_eq!(
+            r.out,
+            b"-ERR bad '\xff\xc3\x80\x00'\r\n-NOGROUP a b \r\n".to_vec()
+        );
     }
 }

@@ -33,13 +33,17 @@ impl Default for Limits {
 }
 
 /// A protocol violation. The connection must get `-ERR Protocol error: <msg>` and be closed.
+/// A client's byte quoted in `msg` is held as the char of the same value (U+0000..U+00FF).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtocolError(pub String);
 
 impl ProtocolError {
-    /// The error line Redis sends, without the leading `-` and trailing CRLF.
-    pub fn reply_text(&self) -> String {
-        format!("ERR Protocol error: {}", self.0)
+    /// The error line Redis sends, without the leading `-` and trailing CRLF: a quoted
+    /// byte goes out as itself, as Redis's `%c` writes it.
+    pub fn reply_bytes(&self) -> Vec<u8> {
+        let mut out = b"ERR Protocol error: ".to_vec();
+        out.extend(self.0.chars().map(|c| u8::try_from(c).unwrap_or(b'?')));
+        out
     }
 }
 
@@ -157,11 +161,15 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// Find the `\r` ending a header line that starts at `from`.
+/// The CR ending a multibulk header, found as Redis's `strchr(p, '\r')` finds it: a NUL
+/// byte stops the search, so a header with a NUL before its CR stays incomplete (until
+/// the "too big" limit).
 fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
     buf[from..]
         .iter()
-        .position(|&b| b == b'\r')
+        .position(|&b| b == b'\r' || b == 0)
         .map(|p| p + from)
+        .filter(|&i| buf[i] == b'\r')
 }
 
 impl RequestParser {
@@ -447,6 +455,13 @@ mod tests {
         assert_eq!(
             p.parse(b"*1\r\n+a\r\n", &l, &mut Vec::new()).unwrap_err().0,
             "expected '$', got '+'"
+        );
+        let e = p
+            .parse(b"*1\r\n\xffa\r\n", &l, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(
+            e.reply_bytes(),
+            b"ERR Protocol error: expected '$', got '\xff'".to_vec()
         );
         assert_eq!(
             p.parse(b"*1\r\n$536870913\r\n", &l, &mut Vec::new())

@@ -306,8 +306,9 @@ pub enum ClientType {
 
 impl ClientType {
     /// Redis's getClientTypeByName.
+    /// Redis's getClientTypeByName: the name is read as a C string (up to a NUL).
     pub fn parse(name: &[u8]) -> Option<ClientType> {
-        let lower = name.to_ascii_lowercase();
+        let lower = crate::cmd::args::c_str(name).to_ascii_lowercase();
         match lower.as_slice() {
             b"normal" => Some(ClientType::Normal),
             b"slave" | b"replica" => Some(ClientType::Replica),

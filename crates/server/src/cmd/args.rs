@@ -70,15 +70,28 @@ pub fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
 
-/// An argument as Redis's `%s` prints it in an error: up to its first NUL byte.
-pub fn c_text(s: &[u8]) -> String {
-    text(s.split(|&b| b == 0).next().unwrap_or(s))
+/// An argument as C's `%s` prints it: its bytes up to the first NUL.
+pub fn c_str(arg: &[u8]) -> &[u8] {
+    arg.split(|&b| b == 0).next().unwrap_or(arg)
 }
 
-/// An argument that ends an error message Redis builds with addReplyErrorFormat, which
-/// trims CR and LF from the message's end (those inside become spaces later).
-pub fn text_at_end(arg: &[u8]) -> String {
-    text(arg).trim_end_matches(['\r', '\n']).to_string()
+/// An argument as C's `%.<max>s` prints it: at most `max` bytes of [`c_str`].
+pub fn c_str_max(arg: &[u8], max: usize) -> &[u8] {
+    let s = c_str(arg);
+    &s[..s.len().min(max)]
+}
+
+/// An error text as Redis's addReplyErrorFormat builds it: `parts` joined (client bytes as
+/// they came, through [`c_str`] where Redis prints them with `%s`), CR and LF trimmed from
+/// both ends (sdstrim). Those inside become spaces when `ReplyBuf::error_bytes` writes it.
+pub fn error_text(parts: &[&[u8]]) -> Vec<u8> {
+    let mut s = parts.concat();
+    let crlf = |b: &u8| *b == b'\r' || *b == b'\n';
+    let end = s.iter().rposition(|b| !crlf(b)).map_or(0, |i| i + 1);
+    s.truncate(end);
+    let start = s.iter().position(|b| !crlf(b)).unwrap_or(s.len());
+    s.drain(..start);
+    s
 }
 
 /// C's atoi: leading white space, an optional sign, digits; stops at the first other byte;
@@ -173,4 +186,22 @@ pub fn mpop<'a>(
         first,
         count: count.unwrap_or(1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_strings_and_error_texts() {
+        assert_eq!(c_str(b"ab\0cd"), b"ab");
+        assert_eq!(c_str(b"\xff\xc3"), b"\xff\xc3");
+        assert_eq!(c_str_max(b"abc\0", 2), b"ab");
+        assert_eq!(c_str_max(b"a\0bc", 3), b"a");
+        assert_eq!(
+            error_text(&[b"ERR bad '", b"\xff\r\n", b"' x\r\n"]),
+            b"ERR bad '\xff\r\n' x"
+        );
+        assert_eq!(error_text(&[b"ERR opt ", b"\n\r"]), b"ERR opt ");
+    }
 }

@@ -120,14 +120,16 @@ fn describe_all<'a>(
     o
 }
 
+/// "Unknown client type '%s'" for CLIENT LIST TYPE and CLIENT KILL TYPE.
+fn unknown_type(name: &[u8]) -> Vec<u8> {
+    args::error_text(&[b"ERR Unknown client type '", args::c_str(name), b"'"])
+}
+
 fn list(ctx: &mut Ctx, argv: &[&[u8]]) {
     let srv = ctx.srv;
     let chosen: Vec<std::sync::Arc<ClientInfo>> = if argv.len() == 4 && is(argv[2], "type") {
         let Some(t) = ClientType::parse(argv[3]) else {
-            return ctx.out.error(&format!(
-                "ERR Unknown client type '{}'",
-                args::text(argv[3])
-            ));
+            return ctx.out.error_bytes(&unknown_type(argv[3]));
         };
         srv.clients
             .all()
@@ -219,8 +221,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx, argv: &[&'a [u8]]) -> Option<KillFilter<
             f.max_age = n;
         } else if is(opt, "type") {
             let Some(t) = ClientType::parse(val) else {
-                ctx.out
-                    .error(&format!("ERR Unknown client type '{}'", args::text(val)));
+                ctx.out.error_bytes(&unknown_type(val));
                 return None;
             };
             f.kind = Some(t);
@@ -231,8 +232,11 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx, argv: &[&'a [u8]]) -> Option<KillFilter<
         } else if is(opt, "user") {
             // Only the default user exists.
             if val != b"default" {
-                ctx.out
-                    .error(&format!("ERR No such user '{}'", args::text(val)));
+                ctx.out.error_bytes(&args::error_text(&[
+                    b"ERR No such user '",
+                    args::c_str(val),
+                    b"'",
+                ]));
                 return None;
             }
             f.user = Some(val);

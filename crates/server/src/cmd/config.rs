@@ -59,7 +59,7 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     let aof_was = config.get_bool("appendonly");
     let maxclients_was = config.get_i64("maxclients");
     if let Err(e) = config.config_set(&pairs, local) {
-        return ctx.out.error(&e);
+        return ctx.out.error_bytes(&e);
     }
     if let Err(e) = maxclients_changed(ctx, maxclients_was) {
         return ctx.out.error(&e);

@@ -127,10 +127,11 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
             *ctx.client.info.name.lock() = argv[j + 1].to_vec();
             j += 2;
         } else {
-            return ctx.out.error(&format!(
-                "ERR Syntax error in HELLO option '{}'",
-                args::text(argv[j])
-            ));
+            return ctx.out.error_bytes(&args::error_text(&[
+                b"ERR Syntax error in HELLO option '",
+                args::c_str(argv[j]),
+                b"'",
+            ]));
         }
     }
     if !ctx.client.authenticated {

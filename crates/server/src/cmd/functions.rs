@@ -70,10 +70,10 @@ fn function_load(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut at = 2;
     while at < argv.len() - 1 {
         if !is(argv[at], "replace") {
-            return ctx.out.error(&format!(
-                "ERR Unknown option given: {}",
-                args::text_at_end(argv[at])
-            ));
+            return ctx.out.error_bytes(&args::error_text(&[
+                b"ERR Unknown option given: ",
+                args::c_str(argv[at]),
+            ]));
         }
         replace = true;
         at += 1;
@@ -83,13 +83,13 @@ fn function_load(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
     match load(ctx, argv[at], replace) {
         Ok(name) => ctx.out.bulk(&name),
-        Err(e) => ctx.out.error(&e),
+        Err(e) => ctx.out.error_bytes(&e),
     }
 }
 
 /// Compile `code` on this worker, collect its functions and add the library. The error
 /// is the reply's text.
-fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
+fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, Vec<u8>> {
     let lib = compile(ctx, code, |name| {
         !replace && ctx.srv.scripts.functions.exists(name)
     })?;
@@ -105,23 +105,18 @@ fn load(ctx: &mut Ctx, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
 
 /// A library from its code, compiled on this worker (Redis's functionsCreateWithLibraryCtx
 /// up to linking it); `taken(name)`: a library of that name already exists.
-fn compile(ctx: &Ctx, code: &[u8], taken: impl Fn(&[u8]) -> bool) -> Result<Library, String> {
-    let md = functions::metadata(code).map_err(|e| format!("ERR {e}"))?;
+/// The error quotes the code's bytes as Redis does (`%S`: all of them).
+fn compile(ctx: &Ctx, code: &[u8], taken: impl Fn(&[u8]) -> bool) -> Result<Library, Vec<u8>> {
+    let md = functions::metadata(code).map_err(|e| [b"ERR ".as_slice(), &e].concat())?;
     if !functions::valid_name(&md.name) {
-        return Err(format!("ERR {BAD_NAME}"));
+        return Err(format!("ERR {BAD_NAME}").into());
     }
     if !md.engine.eq_ignore_ascii_case(b"lua") {
-        return Err(format!(
-            "ERR Engine '{}' not found",
-            String::from_utf8_lossy(&md.engine)
-        ));
+        return Err([b"ERR Engine '".as_slice(), &md.engine, b"' not found"].concat());
     }
     let registry = &ctx.srv.scripts.functions;
     if taken(&md.name) {
-        return Err(format!(
-            "ERR Library '{}' already exists",
-            String::from_utf8_lossy(&md.name)
-        ));
+        return Err([b"ERR Library '".as_slice(), &md.name, b"' already exists"].concat());
     }
     let body = &code[md.body_start..];
     let registered = state::with(ctx.srv, |st| st.load_library(body))??;
@@ -186,12 +181,12 @@ fn function_restore(ctx: &mut Ctx, argv: &[&[u8]]) {
             }
             Err(e) => ctx.out.error(&format!("ERR {e}")),
         },
-        Err(e) => ctx.out.error(&e),
+        Err(e) => ctx.out.error_bytes(&e),
     }
 }
 
 /// The libraries of a FUNCTION DUMP payload (footer removed), compiled here.
-fn restored_libraries(ctx: &Ctx, body: &[u8]) -> Result<Vec<Library>, String> {
+fn restored_libraries(ctx: &Ctx, body: &[u8]) -> Result<Vec<Library>, Vec<u8>> {
     let mut reader = engine::rdb::Reader::new(body);
     let mut libs: Vec<Library> = Vec::new();
     while reader.remaining() > 0 {
@@ -255,9 +250,10 @@ fn function_list(ctx: &mut Ctx, argv: &[&[u8]]) {
             i += 1;
             pattern = Some(argv[i]);
         } else {
-            return ctx
-                .out
-                .error(&format!("ERR Unknown argument {}", args::c_text(argv[i])));
+            // sdscatfmt's %s and addReplyErrorSds: no trimming.
+            return ctx.out.error_bytes(
+                &[b"ERR Unknown argument ".as_slice(), args::c_str(argv[i])].concat(),
+            );
         }
         i += 1;
     }

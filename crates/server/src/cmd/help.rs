@@ -1,5 +1,6 @@
 //! Replies shared by container commands: `<CMD> HELP` and the subcommand syntax error.
 
+use super::args::{c_str, c_str_max, error_text};
 use super::Ctx;
 
 /// Redis's addReplyHelp: a header naming the command, `lines`, then the HELP entry.
@@ -16,12 +17,15 @@ pub fn reply_help(ctx: &mut Ctx, argv0: &[u8], lines: &[&str]) {
     ctx.out.simple("    Prints this help.");
 }
 
-/// Redis's addReplySubcommandSyntaxError.
+/// Redis's addReplySubcommandSyntaxError: the subcommand's bytes as `%.128s` prints them.
 pub fn subcommand_syntax_error(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let name = String::from_utf8_lossy(argv[0]).to_uppercase();
-    let sub = argv.get(1).copied().unwrap_or(b"");
-    let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
-    ctx.out.error(&format!(
-        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {name} HELP."
-    ));
+    let name = c_str(argv[0]).to_ascii_uppercase();
+    let sub = c_str_max(argv.get(1).copied().unwrap_or(b""), 128);
+    ctx.out.error_bytes(&error_text(&[
+        b"ERR unknown subcommand or wrong number of arguments for '",
+        sub,
+        b"'. Try ",
+        &name,
+        b" HELP.",
+    ]));
 }

@@ -2,7 +2,7 @@
 //! PFSELFTEST. An HLL is a string value in Redis's format (`engine::hll`), modified in
 //! place through the write path, so `GET`, DUMP/RESTORE and SET see Redis's bytes.
 
-use super::args::{is, WRONGTYPE};
+use super::args::{self, is, WRONGTYPE};
 use super::{Ctx, Handler};
 use engine::hll::{self, Registers};
 use engine::locked::Read;
@@ -167,7 +167,8 @@ fn pfmerge(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 fn pfdebug(ctx: &mut Ctx, argv: &[&[u8]]) {
-    let (sub, key) = (argv[1], argv[2]);
+    // Redis reads the subcommand as a C string (strcasecmp, `%s`): up to a NUL.
+    let (sub, key) = (args::c_str(argv[1]), argv[2]);
     let Some(mut e) = ctx.keys.modify(key, Event::NONE) else {
         return ctx.out.error("ERR The specified key does not exist");
     };
@@ -198,9 +199,11 @@ fn pfdebug(ctx: &mut Ctx, argv: &[&[u8]]) {
         ctx.out
             .simple(if hll::is_dense(s) { "dense" } else { "sparse" });
     } else {
-        let sub = String::from_utf8_lossy(sub);
-        ctx.out
-            .error(&format!("ERR Unknown PFDEBUG subcommand '{sub}'"));
+        ctx.out.error_bytes(&args::error_text(&[
+            b"ERR Unknown PFDEBUG subcommand '",
+            sub,
+            b"'",
+        ]));
     }
     drop(e);
     if converted {

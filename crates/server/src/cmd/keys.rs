@@ -120,7 +120,7 @@ struct ExpireFlags {
     lt: bool,
 }
 
-fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, String> {
+fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, Vec<u8>> {
     let mut f = ExpireFlags::default();
     for a in &argv[3..] {
         if is(a, "nx") {
@@ -132,16 +132,17 @@ fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, String> {
         } else if is(a, "lt") {
             f.lt = true;
         } else {
-            return Err(format!("ERR Unsupported option {}", args::text_at_end(a)));
+            return Err(args::error_text(&[
+                b"ERR Unsupported option ",
+                args::c_str(a),
+            ]));
         }
     }
     if f.nx && (f.xx || f.gt || f.lt) {
-        return Err(
-            "ERR NX and XX, GT or LT options at the same time are not compatible".to_string(),
-        );
+        return Err("ERR NX and XX, GT or LT options at the same time are not compatible".into());
     }
     if f.gt && f.lt {
-        return Err("ERR GT and LT options at the same time are not compatible".to_string());
+        return Err("ERR GT and LT options at the same time are not compatible".into());
     }
     Ok(f)
 }
@@ -151,7 +152,7 @@ fn parse_expire_flags(argv: &[&[u8]]) -> Result<ExpireFlags, String> {
 fn expire_generic(ctx: &mut Ctx, argv: &[&[u8]], base: i64, seconds: bool) {
     let flags = match parse_expire_flags(argv) {
         Ok(f) => f,
-        Err(e) => return ctx.out.error(&e),
+        Err(e) => return ctx.out.error_bytes(&e),
     };
     let mut when = match args::int(argv[2]) {
         Ok(n) => n,

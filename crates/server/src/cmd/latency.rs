@@ -56,10 +56,11 @@ fn reset(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn graph_cmd(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(ts) = ctx.srv.stats.latency.get(argv[2]) else {
-        return ctx.out.error(&format!(
-            "ERR No samples available for event '{}'",
-            crate::cmd::args::c_text(argv[2])
-        ));
+        return ctx.out.error_bytes(&crate::cmd::args::error_text(&[
+            b"ERR No samples available for event '",
+            crate::cmd::args::c_str(argv[2]),
+            b"'",
+        ]));
     };
     let text = graph(&String::from_utf8_lossy(argv[2]), &ts);
     ctx.out.verbatim(text.as_bytes(), "txt");

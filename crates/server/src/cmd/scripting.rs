@@ -58,7 +58,7 @@ fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
     } else {
         match load(ctx, argv[1]) {
             Ok(s) => s,
-            Err(e) => return ctx.out.error(&e),
+            Err(e) => return ctx.out.error_bytes(&e),
         }
     };
     let target = run::Target::Eval(&script);
@@ -66,7 +66,7 @@ fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
 }
 
 /// The cached script with this body, compiled on this worker first when new.
-fn load(ctx: &mut Ctx, body: &[u8]) -> Result<Arc<Script>, String> {
+fn load(ctx: &mut Ctx, body: &[u8]) -> Result<Arc<Script>, Vec<u8>> {
     let srv = ctx.srv;
     srv.scripts.get_or_add(body, |script| {
         state::with(srv, |st| st.function(script).map(|_| ()))?
@@ -76,7 +76,7 @@ fn load(ctx: &mut Ctx, body: &[u8]) -> Result<Arc<Script>, String> {
 fn script_load(ctx: &mut Ctx, argv: &[&[u8]]) {
     match load(ctx, argv[2]) {
         Ok(s) => ctx.out.bulk(&s.sha),
-        Err(e) => ctx.out.error(&e),
+        Err(e) => ctx.out.error_bytes(&e),
     }
 }
 

@@ -63,7 +63,7 @@ fn parse_options(ctx: &mut Ctx, argv: &[&[u8]]) -> Option<Options> {
 
 /// Redis's checks before enabling: the options among themselves and against the mode
 /// the client is in.
-fn check_enable(ctx: &Ctx, o: &Options) -> Result<(), String> {
+fn check_enable(ctx: &Ctx, o: &Options) -> Result<(), Vec<u8>> {
     let info = &ctx.client.info;
     if !o.bcast && !o.prefixes.is_empty() {
         return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
@@ -96,7 +96,7 @@ fn client_tracking(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     if is(argv[2], "on") {
         if let Err(e) = check_enable(ctx, &opts) {
-            return ctx.out.error(&e);
+            return ctx.out.error_bytes(&e);
         }
         let to = match opts.redirect {
             0 => None,

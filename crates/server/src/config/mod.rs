@@ -179,8 +179,9 @@ impl Default for Config {
     }
 }
 
-/// Why CONFIG SET refused (the full error reply, without the leading '-').
-pub type SetError = String;
+/// Why CONFIG SET refused (the full error reply, without the leading '-'); it may quote
+/// the client's bytes.
+pub type SetError = Vec<u8>;
 
 impl Config {
     /// Recompute [`Hot`] from the values.
@@ -324,12 +325,14 @@ impl Config {
     pub fn config_set(&self, pairs: &[(&[u8], &[u8])], local: bool) -> Result<(), SetError> {
         let text = |a: &[u8]| String::from_utf8_lossy(a).into_owned();
         let mut found: Vec<Entry> = Vec::new();
-        for (name, _) in pairs {
-            let name = text(name);
+        for (raw_name, _) in pairs {
+            let name = text(raw_name);
             let Some(e) = lookup(&name) else {
-                return Err(format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ));
+                return Err(crate::cmd::args::error_text(&[
+                    b"ERR Unknown option or number of arguments for CONFIG SET - '",
+                    crate::cmd::args::c_str(raw_name),
+                    b"'",
+                ]));
             };
             let def = e.def();
             let protected_ok = match self.get("enable-protected-configs").as_str() {
@@ -349,7 +352,8 @@ impl Config {
             if let Some(r) = reason {
                 return Err(format!(
                     "ERR CONFIG SET failed (possibly related to argument '{name}') - {r}"
-                ));
+                )
+                .into());
             }
             found.push(e);
         }
@@ -382,7 +386,8 @@ impl Config {
                     return Err(format!(
                         "ERR CONFIG SET failed (possibly related to argument '{}') - {}",
                         e.name, reason
-                    ));
+                    )
+                    .into());
                 }
             }
         }
@@ -462,7 +467,7 @@ mod tests {
 
     use super::*;
 
-    fn set(c: &Config, pairs: &[(&str, &str)]) -> Result<(), String> {
+    fn set(c: &Config, pairs: &[(&str, &str)]) -> Result<(), SetError> {
         let p: Vec<(&[u8], &[u8])> = pairs
             .iter()
             .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
@@ -494,7 +499,7 @@ mod tests {
         assert_eq!(c.get("hz"), "500");
         assert_eq!(
             set(&c, &[("port", "1"), ("PORT", "2")]).unwrap_err(),
-            "ERR CONFIG SET failed (possibly related to argument 'PORT') - duplicate parameter"
+            b"ERR CONFIG SET failed (possibly related to argument 'PORT') - duplicate parameter"
         );
         set(&c, &[("proto-max-bulk-len", "2mb")]).unwrap();
         assert_eq!(c.hot.proto_max_bulk_len.load(Relaxed), 2 << 20);

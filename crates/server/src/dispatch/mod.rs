@@ -163,7 +163,7 @@ fn run(
         drop(held); // the locks go before the reply
         cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
         client.flag_transaction();
-        return reply_error(srv, client.worker, out, LOADING_ERR);
+        return reply_error(srv, client.worker, out, LOADING_ERR.as_bytes());
     }
     if may_offload && crate::offload::wanted(srv, cmd, argv, keys) {
         // The pool takes the locks again itself.
@@ -215,7 +215,7 @@ fn not_run(
     let msg = blocked.unwrap_or(crate::script::busy::BUSY_EVAL);
     cmd.counters[client.worker].rejected.fetch_add(1, Relaxed);
     client.flag_transaction();
-    reply_error(srv, client.worker, out, msg)
+    reply_error(srv, client.worker, out, msg.as_bytes())
 }
 
 const LOADING_ERR: &str = "LOADING Redis is loading the dataset in memory";
@@ -248,9 +248,9 @@ fn check<'t>(
             client.end_transaction(srv);
             let why = msg.strip_prefix("ERR ").unwrap_or(msg);
             let msg = format!("EXECABORT Transaction discarded because of: {why}");
-            return reply_error(srv, worker, out, &msg);
+            return reply_error(srv, worker, out, msg.as_bytes());
         }
-        reply_error(srv, worker, out, msg);
+        reply_error(srv, worker, out, msg.as_bytes());
     };
     if !cmd.arity_ok(argv.len()) {
         let msg = format!(
@@ -405,53 +405,42 @@ pub fn call_queued(ctx: &mut Ctx, argv: &[&[u8]]) {
     }
 }
 
-/// Redis's "unknown command" / "unknown subcommand" text for `argv`.
-fn unknown_command_error(srv: &Server, argv: &[&[u8]]) -> String {
-    let name = String::from_utf8_lossy(argv[0]);
+/// Redis's "unknown command" / "unknown subcommand" text for `argv` (commandCheckExistence):
+/// the client's bytes as `%.128s` prints them; CR and LF become spaces in `error_bytes`.
+fn unknown_command_error(srv: &Server, argv: &[&[u8]]) -> Vec<u8> {
+    use crate::cmd::args::c_str_max;
     let is_container = srv.commands.get(argv[0]).is_some_and(|c| c.is_container());
-    let msg = if is_container {
-        let arg = String::from_utf8_lossy(argv[1]);
-        format!(
-            "ERR unknown subcommand '{}'. Try {} HELP.",
-            truncate(&arg, 128),
-            name.to_uppercase()
-        )
-    } else {
-        let mut args = String::new();
-        for a in &argv[1..] {
-            if args.len() >= 128 {
-                break;
-            }
-            let room = 128 - args.len();
-            let a = String::from_utf8_lossy(a);
-            args.push('\'');
-            args.push_str(truncate(&a, room));
-            args.push_str("' ");
+    if is_container {
+        let name = crate::cmd::args::c_str(argv[0]).to_ascii_uppercase();
+        return [
+            b"ERR unknown subcommand '",
+            c_str_max(argv[1], 128),
+            b"'. Try ",
+            &name,
+            b" HELP.",
+        ]
+        .concat();
+    }
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(c_str_max(argv[0], 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    let args_at = msg.len();
+    for a in &argv[1..] {
+        let len = msg.len() - args_at;
+        if len >= 128 {
+            break;
         }
-        format!(
-            "ERR unknown command '{}', with args beginning with: {}",
-            truncate(&name, 128),
-            args
-        )
-    };
-    msg.replace(['\r', '\n'], " ")
+        msg.push(b'\'');
+        msg.extend_from_slice(c_str_max(a, 128 - len));
+        msg.extend_from_slice(b"' ");
+    }
+    msg
 }
 
-fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-fn reply_error(srv: &Server, worker: usize, out: &mut ReplyBuf, msg: &str) {
+fn reply_error(srv: &Server, worker: usize, out: &mut ReplyBuf, msg: &[u8]) {
     srv.stats.total_error_replies.fetch_add(1, Relaxed);
-    srv.stats.workers[worker].count_error(msg.as_bytes());
-    out.error(msg);
+    srv.stats.workers[worker].count_error(msg);
+    out.error_bytes(msg);
 }
 
 /// After a command ran: commandstats, its latency histogram, the latency monitor and the

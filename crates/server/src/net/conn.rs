@@ -300,7 +300,7 @@ impl Conn {
                 }
                 Err(e) => {
                     // Redis replies with the protocol error and closes the connection.
-                    self.out.error(&e.reply_text());
+                    self.out.error_bytes(&e.reply_bytes());
                     srv.stats.total_error_replies.fetch_add(1, Relaxed);
                     self.state.close_after_reply = true;
                     pos = end;

@@ -66,12 +66,13 @@ impl Scripts {
         &self,
         body: &[u8],
         compile: impl FnOnce(&Script) -> Result<(), String>,
-    ) -> Result<Arc<Script>, String> {
+    ) -> Result<Arc<Script>, Vec<u8>> {
         let sha = sha1_hex(body);
         if let Some(s) = self.map.read().get(&sha) {
             return Ok(s.clone());
         }
-        let (flags, code_start) = flags::parse(body).map_err(|e| format!("ERR {e}"))?;
+        let (flags, code_start) =
+            flags::parse(body).map_err(|e| [b"ERR ".as_slice(), &e].concat())?;
         let script = Script {
             sha,
             body: body.to_vec(),

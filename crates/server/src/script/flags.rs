@@ -77,8 +77,11 @@ pub fn writes(srv: &Server, cmd: &CommandDef, argv: &[&[u8]]) -> bool {
 }
 
 /// The flags of a script body and the length of its shebang line (0 without one; the
-/// code runs from there, keeping the line feed so line numbers stay the user's).
-pub fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+/// code runs from there, keeping the line feed so line numbers stay the user's). The error
+/// quotes the body's bytes as Redis does (sdscatfmt's `%s`: up to a NUL).
+pub fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), Vec<u8>> {
+    use crate::cmd::args::c_str;
+    let quote = |what: &str, part: &[u8]| [what.as_bytes(), c_str(part)].concat();
     let mut flags = ScriptFlags {
         compat: true,
         ..Default::default()
@@ -93,29 +96,21 @@ pub fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
         Some(p) if !p.is_empty() => p,
         _ => return Err("Invalid engine in script shebang".into()),
     };
-    if parts[0] != b"#!lua" {
-        return Err(format!(
-            "Unexpected engine in script shebang: {}",
-            String::from_utf8_lossy(&parts[0])
-        ));
+    // strcmp: the engine and the flag names are read as C strings.
+    if c_str(&parts[0]) != b"#!lua" {
+        return Err(quote("Unexpected engine in script shebang: ", &parts[0]));
     }
     flags.compat = false;
     for part in &parts[1..] {
         let Some(list) = part.strip_prefix(b"flags=") else {
-            return Err(format!(
-                "Unknown lua shebang option: {}",
-                String::from_utf8_lossy(part)
-            ));
+            return Err(quote("Unknown lua shebang option: ", part));
         };
         if list.is_empty() {
             continue;
         }
         for name in list.split(|&b| b == b',') {
-            if !flags.set(name) {
-                return Err(format!(
-                    "Unexpected flag in script shebang: {}",
-                    String::from_utf8_lossy(name)
-                ));
+            if !flags.set(c_str(name)) {
+                return Err(quote("Unexpected flag in script shebang: ", name));
             }
         }
     }
@@ -133,18 +128,18 @@ mod tests {
         assert!(f.no_writes && f.allow_oom && !f.compat);
         assert_eq!(n, 31);
         assert!(!parse(b"#!lua\nx").unwrap().0.compat);
-        assert_eq!(parse(b"#!lua").unwrap_err(), "Invalid script shebang");
+        assert_eq!(parse(b"#!lua").unwrap_err(), b"Invalid script shebang");
         assert_eq!(
             parse(b"#!foo\n").unwrap_err(),
-            "Unexpected engine in script shebang: #!foo"
+            b"Unexpected engine in script shebang: #!foo"
         );
         assert_eq!(
             parse(b"#!lua x=y\n").unwrap_err(),
-            "Unknown lua shebang option: x=y"
+            b"Unknown lua shebang option: x=y"
         );
         assert_eq!(
             parse(b"#!lua flags=bad\n").unwrap_err(),
-            "Unexpected flag in script shebang: bad"
+            b"Unexpected flag in script shebang: bad"
         );
     }
 }

@@ -48,7 +48,8 @@ pub struct Metadata {
     pub body_start: usize,
 }
 
-pub fn metadata(code: &[u8]) -> Result<Metadata, String> {
+/// The error text quotes the code's bytes as Redis does.
+pub fn metadata(code: &[u8]) -> Result<Metadata, Vec<u8>> {
     if !code.starts_with(b"#!") {
         return Err("Missing library metadata".into());
     }
@@ -71,10 +72,9 @@ pub fn metadata(code: &[u8]) -> Result<Metadata, String> {
             name = Some(part[5..].to_vec());
             continue;
         }
-        return Err(format!(
-            "Invalid metadata value given: {}",
-            String::from_utf8_lossy(part)
-        ));
+        // sdscatfmt's %s: up to a NUL.
+        let part = crate::cmd::args::c_str(part);
+        return Err([b"Invalid metadata value given: ".as_slice(), part].concat());
     }
     let Some(name) = name else {
         return Err("Library name was not given".into());
@@ -283,23 +283,23 @@ mod tests {
         );
         assert_eq!(
             metadata(b"return 1").err().unwrap(),
-            "Missing library metadata"
+            b"Missing library metadata"
         );
         assert_eq!(
             metadata(b"#!lua name=x").err().unwrap(),
-            "Invalid library metadata"
+            b"Invalid library metadata"
         );
         assert_eq!(
             metadata(b"#!lua\n").err().unwrap(),
-            "Library name was not given"
+            b"Library name was not given"
         );
         assert_eq!(
             metadata(b"#!lua name=a name=b\n").err().unwrap(),
-            "Invalid metadata value, name argument was given multiple times"
+            b"Invalid metadata value, name argument was given multiple times"
         );
         assert_eq!(
             metadata(b"#!lua foo=bar\n").err().unwrap(),
-            "Invalid metadata value given: foo=bar"
+            b"Invalid metadata value given: foo=bar"
         );
         assert!(valid_name(b"a_1") && !valid_name(b"") && !valid_name(b"a-b"));
     }

@@ -74,26 +74,28 @@ pub fn overlap(a: &[u8], b: &[u8]) -> bool {
 
 /// Redis's checkPrefixCollisionsOrReply: the error for the first prefix that overlaps
 /// one the client has, or another one given after it.
-pub fn prefix_collision(existing: &[Box<[u8]>], given: &[Vec<u8>]) -> Option<String> {
-    // Redis formats them as C strings.
-    let c = |s: &[u8]| {
-        let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-        String::from_utf8_lossy(&s[..end]).into_owned()
-    };
+/// The prefixes are quoted as C strings (`%s`: up to a NUL), their bytes unchanged.
+pub fn prefix_collision(existing: &[Box<[u8]>], given: &[Vec<u8>]) -> Option<Vec<u8>> {
+    use crate::cmd::args::{c_str, error_text};
+    const TAIL: &[u8] = b"'. Prefixes for a single client must not overlap.";
     for (i, p) in given.iter().enumerate() {
         if let Some(e) = existing.iter().find(|e| overlap(e, p)) {
-            return Some(format!(
-                "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
-                c(p),
-                c(e)
-            ));
+            return Some(error_text(&[
+                b"ERR Prefix '",
+                c_str(p),
+                b"' overlaps with an existing prefix '",
+                c_str(e),
+                TAIL,
+            ]));
         }
         if let Some(q) = given[i + 1..].iter().find(|q| overlap(p, q)) {
-            return Some(format!(
-                "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
-                c(p),
-                c(q)
-            ));
+            return Some(error_text(&[
+                b"ERR Prefix '",
+                c_str(p),
+                b"' overlaps with another provided prefix '",
+                c_str(q),
+                TAIL,
+            ]));
         }
     }
     None
@@ -110,9 +112,10 @@ mod tests {
         assert!(!overlap(b"ab", b"ac"));
         let have: Vec<Box<[u8]>> = vec![b"foo".as_slice().into()];
         let e = prefix_collision(&have, &[b"fo".to_vec()]).unwrap();
-        assert!(e.contains("'fo' overlaps with an existing prefix 'foo'"));
+        let has = |e: &[u8], s: &str| e.windows(s.len()).any(|w| w == s.as_bytes());
+        assert!(has(&e, "'fo' overlaps with an existing prefix 'foo'"));
         let e = prefix_collision(&[], &[b"a".to_vec(), b"b".to_vec(), b"ab".to_vec()]).unwrap();
-        assert!(e.contains("'a' overlaps with another provided prefix 'ab'"));
+        assert!(has(&e, "'a' overlaps with another provided prefix 'ab'"));
         assert!(prefix_collision(&have, &[b"bar".to_vec()]).is_none());
     }
 }

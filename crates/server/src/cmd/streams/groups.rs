@@ -76,11 +76,7 @@ pub fn xgroup(ctx: &mut Ctx, argv: &[&[u8]]) {
             Some((_, false))
                 if setid || is(sub, "createconsumer") || is(sub, "delconsumer") =>
             {
-                return ctx.out.error(&format!(
-                    "NOGROUP No such consumer group '{}' for key name '{}'",
-                    super::c_text(group),
-                    super::c_text(key)
-                ))
+                return ctx.out.error_bytes(&super::no_such_group(group, key))
             }
             _ => {}
         }

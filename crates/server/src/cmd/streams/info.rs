@@ -38,11 +38,7 @@ pub fn xinfo(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     if is(sub, "consumers") && argv.len() == 4 {
         let Some(g) = s.group(argv[3]) else {
-            return ctx.out.error(&format!(
-                "NOGROUP No such consumer group '{}' for key name '{}'",
-                super::c_text(argv[3]),
-                super::c_text(key)
-            ));
+            return ctx.out.error_bytes(&super::no_such_group(argv[3], key));
         };
         ctx.out.array(g.consumers.len());
         for (name, c) in &g.consumers {

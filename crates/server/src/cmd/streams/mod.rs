@@ -105,15 +105,29 @@ pub fn claim_command(
     .collect()
 }
 
-pub use super::args::c_text;
+use super::args::{c_str, error_text};
 
 /// The error of a missing key or group (XREADGROUP adds where).
-pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> String {
-    format!(
-        "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
-        c_text(key),
-        c_text(group)
-    )
+pub fn no_group(key: &[u8], group: &[u8], suffix: &str) -> Vec<u8> {
+    error_text(&[
+        b"NOGROUP No such key '",
+        c_str(key),
+        b"' or consumer group '",
+        c_str(group),
+        b"'",
+        suffix.as_bytes(),
+    ])
+}
+
+/// The error of a missing group on an existing key (XINFO CONSUMERS, XGROUP).
+pub fn no_such_group(group: &[u8], key: &[u8]) -> Vec<u8> {
+    error_text(&[
+        b"NOGROUP No such consumer group '",
+        c_str(group),
+        b"' for key name '",
+        c_str(key),
+        b"'",
+    ])
 }
 
 /// streamParseStrictIDOrReply (`-` and `+` refused), missing sequence 0.

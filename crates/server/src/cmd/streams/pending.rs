@@ -1,7 +1,7 @@
 //! XPENDING (summary and extended form), XCLAIM and XAUTOCLAIM: reading and moving a
 //! group's pending entries. The claims propagate as XCLAIM ... FORCE JUSTID, as Redis's.
 
-use super::super::args::{self, is, text, SYNTAX_ERR};
+use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
 use super::{
     claim_command, group_ev, interval_id, no_group, read_for_update, reply_entry, reply_id,
@@ -51,7 +51,7 @@ pub fn xpending(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => return ctx.out.error(e),
         Ok(s) => match s.and_then(|s| s.group(group)) {
             Some(g) => g,
-            None => return ctx.out.error(&no_group(key, group, "")),
+            None => return ctx.out.error_bytes(&no_group(key, group, "")),
         },
     };
     match range {
@@ -125,11 +125,11 @@ struct ClaimOpts {
     last_id: StreamId,
 }
 
-fn claim_option_int(arg: &[u8], what: &str) -> Result<i64, String> {
-    args::int(arg).map_err(|_| format!("ERR Invalid {what} option argument for XCLAIM"))
+fn claim_option_int(arg: &[u8], what: &str) -> Result<i64, Vec<u8>> {
+    args::int(arg).map_err(|_| format!("ERR Invalid {what} option argument for XCLAIM").into())
 }
 
-fn parse_claim_opts(argv: &[&[u8]], now: i64) -> Result<ClaimOpts, String> {
+fn parse_claim_opts(argv: &[&[u8]], now: i64) -> Result<ClaimOpts, Vec<u8>> {
     let mut o = ClaimOpts {
         force: false,
         justid: false,
@@ -159,7 +159,11 @@ fn parse_claim_opts(argv: &[&[u8]], now: i64) -> Result<ClaimOpts, String> {
             j += 1;
             o.last_id = strict_id(argv[j])?;
         } else {
-            return Err(format!("ERR Unrecognized XCLAIM option '{}'", text(opt)));
+            return Err(args::error_text(&[
+                b"ERR Unrecognized XCLAIM option '",
+                args::c_str(opt),
+                b"'",
+            ]));
         }
         j += 1;
     }
@@ -256,7 +260,7 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     match coll::read::<Stream>(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(s) if s.and_then(|s| s.group(group)).is_none() => {
-            return ctx.out.error(&no_group(key, group, ""))
+            return ctx.out.error_bytes(&no_group(key, group, ""))
         }
         Ok(_) => {}
     }
@@ -280,7 +284,7 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let now = ctx.keys.now();
     let o = match parse_claim_opts(&argv[j..], now) {
         Ok(o) => o,
-        Err(e) => return ctx.out.error(&e),
+        Err(e) => return ctx.out.error_bytes(&e),
     };
     let time = o.time.filter(|&t| (0..=now).contains(&t)).unwrap_or(now);
     let rule = Rule {
@@ -292,7 +296,7 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     };
     let mut e = match coll::modify::<Stream>(ctx.keys, key, engine::Event::NONE) {
         Ok(Some(e)) => e,
-        _ => return ctx.out.error(&no_group(key, group, "")),
+        _ => return ctx.out.error_bytes(&no_group(key, group, "")),
     };
     let s = coll::get_mut::<Stream>(&mut e);
     let mut propagate_last_id = false;
@@ -403,11 +407,11 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let mut e = match read_for_update(ctx.keys, key) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(e)) => e,
-        Ok(None) => return ctx.out.error(&no_group(key, group, "")),
+        Ok(None) => return ctx.out.error_bytes(&no_group(key, group, "")),
     };
     let s = coll::get_mut::<Stream>(&mut e);
     if s.group(group).is_none() {
-        return ctx.out.error(&no_group(key, group, ""));
+        return ctx.out.error_bytes(&no_group(key, group, ""));
     }
     let mut attempts = count.saturating_mul(10);
     let mut body = ReplyBuf::new(ctx.out.proto);

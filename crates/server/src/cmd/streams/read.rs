@@ -129,7 +129,7 @@ fn read(ctx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) {
     };
     let after = match resolve(ctx, &a) {
         Ok(after) => after,
-        Err(e) => return ctx.out.error(&e),
+        Err(e) => return ctx.out.error_bytes(&e),
     };
     let served = match a.group {
         Some((group, consumer)) => {
@@ -165,7 +165,7 @@ fn read(ctx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) {
 
 /// The IDs, resolved against the streams as they are now: `$` is the last ID, `>` (and
 /// the maximal ID, as in Redis) is None: the group's last delivered ID.
-fn resolve(ctx: &mut Ctx, a: &ReadArgs) -> Result<Vec<Option<StreamId>>, String> {
+fn resolve(ctx: &mut Ctx, a: &ReadArgs) -> Result<Vec<Option<StreamId>>, Vec<u8>> {
     let mut after = Vec::with_capacity(a.keys.len());
     for (key, id) in a.keys.iter().zip(&a.ids) {
         let s = coll::read::<Stream>(ctx.keys, key)?;
