@@ -137,6 +137,12 @@ def test_errorstats_count_the_quoted_errors(fresh_redis, fresh_skein):
         for cmd in ([b"\xff"], [b"CONFIG", b"\xc3"], [b"XPENDING", b"k\xff", b"g"],
                     [b"DEBUG", b"\x80\r\n"], [b"CONFIG", b"SET", b"\xff", b"1"]):
             c.call(*cmd)
+        bad = RawConn(srv.port)  # a protocol error counts as well
+        bad.send_raw(b"*1\r\n\xff3\r\nfoo\r\n")
+        bad.read_reply()
+        with pytest.raises((ConnectionError, OSError)):
+            bad.read_reply()
+        bad.close()
         info = c.call("INFO", "errorstats").decode()
         stats.append(sorted(l for l in info.split("\r\n") if l.startswith("errorstat_")))
         c.close()

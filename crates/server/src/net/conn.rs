@@ -300,8 +300,10 @@ impl Conn {
                 }
                 Err(e) => {
                     // Redis replies with the protocol error and closes the connection.
-                    self.out.error_bytes(&e.reply_bytes());
+                    let msg = e.reply_bytes();
+                    self.out.error_bytes(&msg);
                     srv.stats.total_error_replies.fetch_add(1, Relaxed);
+                    srv.stats.workers[self.state.worker].count_error(&msg);
                     self.state.close_after_reply = true;
                     pos = end;
                 }
