@@ -154,13 +154,15 @@ impl WorkerStats {
         self.busy_ns.fetch_add(d.as_nanos() as u64, Relaxed);
     }
 
-    /// Count an error reply under its prefix (the first word, as Redis's errorstats).
+    /// Count an error reply (its text after the `-`) under its prefix, as Redis's
+    /// afterErrorReply: the text up to a space among the reply's first 32 bytes (the `-`
+    /// included), else `ERR`.
     pub fn count_error(&self, msg: &[u8]) {
-        let end = msg
-            .iter()
-            .position(|&b| b == b' ' || b == b'\r')
-            .unwrap_or(msg.len());
-        let code = String::from_utf8_lossy(&msg[..end]).into_owned();
+        let line = &msg[..msg.iter().position(|&b| b == b'\r').unwrap_or(msg.len())];
+        let code = match line.iter().take(31).position(|&b| b == b' ') {
+            Some(end) => String::from_utf8_lossy(&line[..end]).into_owned(),
+            None => "ERR".to_string(),
+        };
         *self.errors.lock().entry(code).or_insert(0) += 1;
     }
 }

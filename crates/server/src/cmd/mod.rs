@@ -78,6 +78,10 @@ pub struct ClientState {
     /// The running command's error reply is not one Redis counts (DEBUG ERROR writes its
     /// text as a raw reply): the dispatcher counts no failure or error stat for it.
     pub uncounted_error: bool,
+    /// The running command's error reply is one already in the error statistics (a
+    /// script's error table saying `ignore_error_stats_update`): the dispatcher counts
+    /// the command's failure only.
+    pub error_counted: bool,
     /// The client reads the propagation stream (DEBUG PROPAGATION START).
     pub propagation_reader: bool,
     /// Commands queued after MULTI.
@@ -111,6 +115,7 @@ impl ClientState {
             worker,
             redacted: 0,
             uncounted_error: false,
+            error_counted: false,
             propagation_reader: false,
             multi: None,
             watched: Vec::new(),

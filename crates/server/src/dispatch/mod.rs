@@ -379,10 +379,12 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
         crate::tracking::after_read(ctx, cmd, argv);
     }
     let c = &cmd.counters[worker];
+    let counted = std::mem::take(&mut ctx.client.error_counted);
     if ctx.out.out.get(before) == Some(&b'-') && !std::mem::take(&mut ctx.client.uncounted_error) {
         c.failed.fetch_add(1, Relaxed);
-        srv.stats.total_error_replies.fetch_add(1, Relaxed);
-        srv.stats.workers[worker].count_error(&ctx.out.out[before + 1..]);
+        if !counted {
+            count_error_stat(srv, worker, &ctx.out.out[before + 1..]);
+        }
     }
     record_call(ctx, cmd, argv, elapsed);
     if srv.clients.monitors.active() {
@@ -438,9 +440,14 @@ fn unknown_command_error(srv: &Server, argv: &[&[u8]]) -> Vec<u8> {
 }
 
 fn reply_error(srv: &Server, worker: usize, out: &mut ReplyBuf, msg: &[u8]) {
+    count_error_stat(srv, worker, msg);
+    out.error_bytes(msg);
+}
+
+/// Count an error reply (its text after the `-`) in total_error_replies and errorstats.
+pub fn count_error_stat(srv: &Server, worker: usize, msg: &[u8]) {
     srv.stats.total_error_replies.fetch_add(1, Relaxed);
     srv.stats.workers[worker].count_error(msg);
-    out.error_bytes(msg);
 }
 
 /// After a command ran: commandstats, its latency histogram, the latency monitor and the

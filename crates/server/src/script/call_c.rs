@@ -52,8 +52,16 @@ pub unsafe extern "C-unwind" fn command<const MODE: u8>(state: *mut ffi::lua_Sta
                 ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, ABORT_KEY.as_ptr());
                 ffi::lua_error(state)
             }
-            Done::Fail { ptr, len, raise } => {
+            Done::Fail {
+                ptr,
+                len,
+                raise,
+                counted,
+            } => {
                 convert::push_error_table(state, std::slice::from_raw_parts(ptr, len));
+                if counted {
+                    convert::mark_counted(state);
+                }
                 if raise {
                     ffi::lua_error(state);
                 }

@@ -119,6 +119,35 @@ unsafe fn push_error_parts(state: *mut ffi::lua_State, (code, msg): (&[u8], &[u8
     }
 }
 
+/// Whether the value a script returned (`raised`: raised) is an error table already in
+/// the error statistics (`ignore_error_stats_update = true`): Redis's
+/// luaExtractErrorInformation, for a returned table only when it has a string `err`.
+pub fn error_counted(v: &Value, raised: bool) -> bool {
+    let Value::Table(t) = v else {
+        return false;
+    };
+    let is_err = raised || matches!(t.raw_get::<Value>("err"), Ok(Value::String(_)));
+    is_err
+        && matches!(
+            t.get::<Value>("ignore_error_stats_update"),
+            Ok(Value::Boolean(true))
+        )
+}
+
+/// Set `ignore_error_stats_update = true` in the error table on top of the stack (the
+/// error is already in the statistics).
+///
+/// # Safety
+/// As [`push_reply`]'s, with two free slots on the stack.
+pub unsafe fn mark_counted(state: *mut ffi::lua_State) {
+    // SAFETY: as this function's.
+    unsafe {
+        push_bytes(state, b"ignore_error_stats_update");
+        ffi::lua_pushboolean(state, 1);
+        ffi::lua_rawset(state, -3);
+    }
+}
+
 /// # Safety
 /// As [`push_reply`]'s.
 unsafe fn push_bytes(state: *mut ffi::lua_State, b: &[u8]) {
@@ -205,9 +234,7 @@ impl Parser<'_> {
                 b'-' => {
                     push_error_parts(state, error_line_parts(self.line()));
                     // The command's own statistics already counted this error.
-                    push_bytes(state, b"ignore_error_stats_update");
-                    ffi::lua_pushboolean(state, 1);
-                    ffi::lua_rawset(state, -3);
+                    mark_counted(state);
                 }
                 b'*' => {
                     let n = self.int();

@@ -25,6 +25,7 @@ use super::flags::ScriptFlags;
 use super::functions::{Function as LibFunction, Library};
 use super::state::{self, LuaState, RUN};
 use super::{active, convert, raise};
+use crate::cmd::table::CommandDef;
 use crate::cmd::Ctx;
 use crate::dispatch;
 use engine::Plan;
@@ -252,8 +253,12 @@ fn attempt_run(
         Ok((true, v)) => {
             let resp3 = RUN.with(|r| r.resp3.get());
             convert::lua_to_reply(&v, ctx.out, resp3).map_err(lua_err)?;
+            ctx.client.error_counted = convert::error_counted(&v, false);
         }
-        Ok((false, err)) => script_error(ctx.out, &err, target),
+        Ok((false, err)) => {
+            script_error(ctx.out, &err, target);
+            ctx.client.error_counted = convert::error_counted(&err, true);
+        }
         Err(e) => return Err(lua_err(e)),
     }
     Ok(None)
@@ -307,11 +312,14 @@ pub enum Done {
         len: usize,
         raise: bool,
     },
-    /// An error table of this text (as `convert::error_text` reads it).
+    /// An error table of this text (as `convert::error_text` reads it); `counted`: a
+    /// refusal of the command (Redis's scriptCall), already in the error statistics, so
+    /// the table says `ignore_error_stats_update = true`.
     Fail {
         ptr: *const u8,
         len: usize,
         raise: bool,
+        counted: bool,
     },
     /// The run was abandoned: raise the abort table.
     Abort,
@@ -382,14 +390,34 @@ pub unsafe fn command_on_stack(state: *mut ffi::lua_State, mode: u8) -> Done {
     done.unwrap_or(Done::NoScript)
 }
 
-/// An error table of `msg` for `redis.call` to return (or raise).
+/// An error table of `msg` for `redis.call` to return (or raise): a call Redis's
+/// luaRedisGenericCommand refuses itself (its arguments).
 fn fail(run: &mut Run, msg: &[u8], raise: bool) -> Done {
+    fail_as(run, msg, raise, false)
+}
+
+/// An error table of `msg`: a command (`cmd`, when known) refused as Redis's scriptCall
+/// refuses it (unknown, wrong arity, not allowed from scripts or now), counted in the
+/// error statistics and the command's rejected calls then.
+fn refuse(ctx: &mut Ctx, run: &mut Run, cmd: Option<&CommandDef>, msg: &[u8], raise: bool) -> Done {
+    let worker = ctx.client.worker;
+    let text = msg.strip_prefix(b"-").unwrap_or(msg);
+    let code_given = msg.len() > text.len();
+    dispatch::count_error_stat(ctx.srv, worker, if code_given { text } else { b"ERR" });
+    if let Some(cmd) = cmd {
+        cmd.counters[worker].rejected.fetch_add(1, Relaxed);
+    }
+    fail_as(run, msg, raise, true)
+}
+
+fn fail_as(run: &mut Run, msg: &[u8], raise: bool, counted: bool) -> Done {
     run.fail.clear();
     run.fail.extend_from_slice(msg);
     Done::Fail {
         ptr: run.fail.as_ptr(),
         len: run.fail.len(),
         raise,
+        counted,
     }
 }
 
@@ -433,30 +461,38 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
         };
     }
     let Some(cmd) = cmd else {
-        return fail(
+        return refuse(
+            ctx,
             run,
+            None,
             b"Unknown Redis command called from script",
             raise_errors,
         );
     };
     if !cmd.arity_ok(argv.len()) {
-        return fail(
+        return refuse(
+            ctx,
             run,
+            Some(cmd),
             b"Wrong number of args calling Redis command from script",
             raise_errors,
         );
     }
     if cmd.flags.noscript {
-        return fail(
+        return refuse(
+            ctx,
             run,
+            Some(cmd),
             b"This Redis command is not allowed from script",
             raise_errors,
         );
     }
     let writes = cmd.flags.write || cmd.flags.may_replicate;
     if run.read_only && writes {
-        return fail(
+        return refuse(
+            ctx,
             run,
+            Some(cmd),
             b"Write commands are not allowed from read-only scripts.",
             raise_errors,
         );
@@ -465,7 +501,13 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     // while writes are denied (a failed save or AOF write).
     if cmd.flags.write && !run.dirty {
         if let Some(msg) = crate::persist::writes_denied(srv) {
-            return fail(run, format!("-{msg}").as_bytes(), raise_errors);
+            return refuse(
+                ctx,
+                run,
+                Some(cmd),
+                format!("-{msg}").as_bytes(),
+                raise_errors,
+            );
         }
     }
     // scriptVerifyOOM: the first write of a script not declaring allow-oom fails when
@@ -476,8 +518,10 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
         && !run.target.flags().allow_oom
         && crate::evict::maxmemory(srv) != 0
     {
-        return fail(
+        return refuse(
+            ctx,
             run,
+            Some(cmd),
             format!("-{}", crate::evict::OOM_ERR).as_bytes(),
             raise_errors,
         );
@@ -485,7 +529,7 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     if let Err(msg) = hold_keys(ctx, run, cmd, &argv) {
         return match msg {
             None => Done::Abort,
-            Some(m) => fail(run, m.as_bytes(), raise_errors),
+            Some(m) => refuse(ctx, run, Some(cmd), m.as_bytes(), raise_errors),
         };
     }
     if writes {
