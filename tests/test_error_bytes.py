@@ -61,6 +61,11 @@ def cases():
             [b"EVAL", b"#!" + quoted + b"\nreturn 1", b"0"],
             [b"EVAL", b"#!lua " + quoted + b"\nreturn 1", b"0"],
             [b"EVAL", b"#!lua flags=no-writes," + quoted + b"\nreturn 1", b"0"])
+    # strchr(body, '\n') stops at a NUL: such a shebang line has no end.
+    add([b"FUNCTION", b"LOAD", b"#!lua name=x\x00y\nreturn 1"],
+        [b"EVAL", b"#!lua\x00\nreturn 1", b"0"],
+        [b"EVAL", b"#!lua flags=no-writes\x00x\nreturn 1", b"0"],
+        [b"EVAL", b'#!"lua\\x00"\nreturn 1', b"0"])
     return out
 
 

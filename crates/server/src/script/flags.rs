@@ -89,7 +89,12 @@ pub fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), Vec<u8>> {
     if !body.starts_with(b"#!") {
         return Ok((flags, 0));
     }
-    let Some(end) = body.iter().position(|&b| b == b'\n') else {
+    // strchr(body, '\n'): a NUL before the line feed ends the search.
+    let Some(end) = body
+        .iter()
+        .position(|&b| b == b'\n' || b == 0)
+        .filter(|&i| body[i] != 0)
+    else {
         return Err("Invalid script shebang".into());
     };
     let parts = match resp::parse::split_args(&body[..end]) {
@@ -129,6 +134,7 @@ mod tests {
         assert_eq!(n, 31);
         assert!(!parse(b"#!lua\nx").unwrap().0.compat);
         assert_eq!(parse(b"#!lua").unwrap_err(), b"Invalid script shebang");
+        assert_eq!(parse(b"#!lua\0\nx").unwrap_err(), b"Invalid script shebang");
         assert_eq!(
             parse(b"#!foo\n").unwrap_err(),
             b"Unexpected engine in script shebang: #!foo"

@@ -53,7 +53,12 @@ pub fn metadata(code: &[u8]) -> Result<Metadata, Vec<u8>> {
     if !code.starts_with(b"#!") {
         return Err("Missing library metadata".into());
     }
-    let Some(end) = code.iter().position(|&b| b == b'\n') else {
+    // strchr(payload, '\n'): a NUL before the line feed ends the search.
+    let Some(end) = code
+        .iter()
+        .position(|&b| b == b'\n' || b == 0)
+        .filter(|&i| code[i] != 0)
+    else {
         return Err("Invalid library metadata".into());
     };
     let parts = match resp::parse::split_args(&code[..end]) {
@@ -287,6 +292,10 @@ mod tests {
         );
         assert_eq!(
             metadata(b"#!lua name=x").err().unwrap(),
+            b"Invalid library metadata"
+        );
+        assert_eq!(
+            metadata(b"#!lua name=x\0\n").err().unwrap(),
             b"Invalid library metadata"
         );
         assert_eq!(
