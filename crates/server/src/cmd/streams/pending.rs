@@ -3,10 +3,7 @@
 
 use super::super::args::{self, is, SYNTAX_ERR};
 use super::super::{coll, Ctx};
-use super::{
-    claim_command, group_ev, interval_id, no_group, read_for_update, reply_entry, reply_id,
-    strict_id,
-};
+use super::{claim_command, group_ev, interval_id, no_group, reply_entry, reply_id, strict_id};
 use engine::coll::stream::{Group, Nack, StreamId};
 use engine::coll::Stream;
 use resp::ReplyBuf;
@@ -373,6 +370,9 @@ pub fn xclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
 /// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
     let (key, group, consumer) = (argv[1], argv[2], argv[3]);
+    // lookupKeyRead comes first: a hit or miss (and `keymiss`) even when an argument
+    // is refused.
+    ctx.keys.get(key);
     let min_idle = match args::int(argv[4]) {
         Ok(n) => n.max(0),
         Err(_) => {
@@ -404,7 +404,7 @@ pub fn xautoclaim(ctx: &mut Ctx, argv: &[&[u8]]) {
         j += 1;
     }
     let now = ctx.keys.now();
-    let mut e = match read_for_update(ctx.keys, key) {
+    let mut e = match coll::modify::<Stream>(ctx.keys, key, engine::Event::NONE) {
         Err(e) => return ctx.out.error(e),
         Ok(Some(e)) => e,
         Ok(None) => return ctx.out.error_bytes(&no_group(key, group, "")),
