@@ -434,6 +434,20 @@ pub fn feed_monitors(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
     if cmd.flags.admin || has_flag(cmd, "SKIP_MONITOR") {
         return;
     }
+    monitor_line(ctx, argv);
+}
+
+/// Send `argv` to every MONITOR client: EVAL, EVALSHA and FCALL (flagged SKIP_MONITOR)
+/// show themselves as they start, before the commands they run, as Redis's evalCommand
+/// and fcallCommandGeneric do.
+pub fn feed_monitors_first(ctx: &Ctx, argv: &[&[u8]]) {
+    if ctx.srv.clients.monitors.active() {
+        monitor_line(ctx, argv);
+    }
+}
+
+/// Redis's replicationFeedMonitors: a command run by a script shows as `[db lua]`.
+fn monitor_line(ctx: &Ctx, argv: &[&[u8]]) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -445,7 +459,9 @@ pub fn feed_monitors(ctx: &Ctx, cmd: &CommandDef, argv: &[&[u8]]) {
         ctx.client.db
     )
     .into_bytes();
-    if info.is_unix {
+    if crate::script::state::in_script() {
+        line.extend_from_slice(b"lua");
+    } else if info.is_unix {
         line.extend_from_slice(b"unix:");
         line.extend_from_slice(ctx.srv.config.get("unixsocket").as_bytes());
     } else {

@@ -47,6 +47,7 @@ fn fcall_ro(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// Redis's fcallCommandGeneric: `FCALL name numkeys key... arg...`.
 fn fcall_generic(ctx: &mut Ctx, argv: &[&[u8]], ro: bool) {
+    super::client::feed_monitors_first(ctx, argv);
     let Some(lib) = ctx.srv.scripts.functions.library_of(argv[1]) else {
         return ctx.out.error("ERR Function not found");
     };

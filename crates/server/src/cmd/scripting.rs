@@ -39,6 +39,7 @@ fn evalsha_ro(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// Redis's evalGenericCommand: `argv` is `EVAL script|sha numkeys key... arg...`.
 fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
+    super::client::feed_monitors_first(ctx, argv);
     if by_sha && argv[1].len() != 40 {
         return ctx.out.error(NOSCRIPT);
     }
