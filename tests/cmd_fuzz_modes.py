@@ -57,6 +57,13 @@ LUA_BODIES = [
     "return {{pcall(redis.error_reply, {s})}}", "return 1e300", "return -0.5",
     "return true", "return false", "return {{true, false}}", "return {s}",
 ]
+NOTIFY_SCRIPTS = [
+    "redis.call('SET', KEYS[1], 'x') redis.call('EXPIRE', KEYS[1], 100) "
+    "return redis.call('DEL', KEYS[1])",
+    "return redis.pcall('INCR', KEYS[1])",
+    "redis.call('LPUSH', KEYS[1], 'a') return redis.call('LPOP', KEYS[1])",
+    "return redis.call('GET', KEYS[1])",
+]
 LUA_PREFIXES = ["", "", "redis.setresp(3) ", "redis.setresp(2) "]
 # Commands that change the connection itself or its mode, not generated inside a step
 # whose connections the runner manages.
@@ -105,12 +112,18 @@ def is_push(frame):
         b"message", b"pmessage", b"smessage")
 
 
-def sort_push_runs(frames):
-    """Each run of consecutive pushes as a multiset (which of several patterns or keys
-    comes first is hash-table order), everything else where it is."""
+def is_message(frame):
+    p = parse(frame) if frame[:1] in (b"*", b">") else None
+    return isinstance(p, list) and len(p) >= 3 and p[0] in (
+        b"message", b"pmessage", b"smessage")
+
+
+def sort_push_runs(frames, member=is_push):
+    """Each run of consecutive pushes (`member`s) as a multiset (which of several
+    patterns or keys comes first is hash-table order), everything else where it is."""
     out, run = [], []
     for f in frames + [None]:
-        if f is not None and is_push(f):
+        if f is not None and member(f):
             run.append(f)
             continue
         out += sorted(run)
@@ -133,7 +146,7 @@ def unordered(cmd, who, frames):
                 sorted(repr(p[2:]) for p in parts))
     if low[:2] in ([b"pubsub", b"channels"], [b"pubsub", b"shardchannels"]):
         return [sorted(repr(x) for x in parse(f)) if f[:1] == b"*" else f for f in frames]
-    return frames
+    return sort_push_runs(frames, is_message)  # (its own PUBLISH, in RESP3)
 
 
 MONITOR_HEAD = re.compile(rb"^\+\d+\.\d+ \[(\d+) ([^\]]*)\]")
@@ -209,6 +222,11 @@ class ModeSteps:
             line = r.choice(["\r\n", "  \r\n", "\n"]) + line
         elif k < 0.18:
             line = " " + line
+        elif k < 0.24:  # a multibulk that answers nothing, or a protocol error
+            line = r.choice(["*0\r\n", "*-1\r\n", "*abc\r\n", "*1\r\n$abc\r\n",
+                             "*1\r\nx\r\n", "*1\r\n$-1\r\n", "*-5\r\n", "*\r\n",
+                             "*2\r\n$1\r\na\r\n$\r\n", "*1\r\n$1x\r\n",
+                             "*3000000000\r\n", "*1\r\n$600000000\r\n"]) + line
         end = r.choice(["\r\n", "\r\n", "\n"])
         return "inline", [name, line + end] + args
 
@@ -249,7 +267,8 @@ class ModeSteps:
                     ["PUBSUB", "NUMSUB", "c1", "c2"], ["PUBSUB", "NUMPAT"],
                     ["PUBSUB", "SHARDNUMSUB", "c1"], ["PUBSUB", "CHANNELS"],
                     ["PUBSUB", "SHARDCHANNELS", "*"], ["QUUX"], ["SUBSCRIBE"],
-                    ["CLIENT", "ID", "x"], ["SET", "k9", "v"]]))
+                    ["CLIENT", "ID", "x"], ["SET", "k9", "v"], ["HELLO", "2"],
+                    ["HELLO", "3"]]))
             elif k < 0.9:
                 acts.append(["pub", "PUBSUB", self.rand_case(r.choice(
                     ["NUMSUB", "SHARDNUMSUB"]))] + r.sample(CHANNELS, n))
@@ -264,7 +283,18 @@ class ModeSteps:
             flags = r.choice(["K", "E", "KE"]) + flags + r.choice(["A", "", ""])
         if r.random() < 0.05:
             flags += r.choice(["Q", " ", "k"])
-        cmds = [self.plain_command(keyed=r.random() < 0.9) for _ in range(r.randint(1, 8))]
+        cmds = []
+        for _ in range(r.randint(1, 8)):
+            k = r.random()
+            if k < 0.08:
+                cmds.append(["eval", ["EVAL", r.choice(NOTIFY_SCRIPTS), "1",
+                                      r.choice(self.keys)]])
+            elif k < 0.14:  # (the events of a transaction's commands come with EXEC)
+                cmds += [["multi", ["MULTI"]]] + [
+                    self.plain_command(strict=True, keyed=True)
+                    for _ in range(r.randint(1, 3))] + [["exec", ["EXEC"]]]
+            else:
+                cmds.append(self.plain_command(keyed=r.random() < 0.9))
         return "notify", [flags] + cmds
 
     def tracking_step(self):
@@ -445,6 +475,8 @@ class ModeRunner:
                     c.send_raw(encode(cmd))
             got = self.drain(sub)
             got = [unordered(cmd, who, g) for g in got]
+            if cmd[0].lower() == b"hello":  # (its map holds the connection's id)
+                got = [[f[:1] for f in g] for g in got]
             if got[0] != got[1]:
                 self.mode_diff("subscribe", what, *got)
         for c in sub:
