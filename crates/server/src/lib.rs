@@ -25,6 +25,7 @@ pub mod overhead;
 pub mod persist;
 pub mod propagate;
 pub mod pubsub;
+pub mod repl;
 pub mod script;
 pub mod server;
 pub mod slowlog;

@@ -89,6 +89,10 @@ pub struct Propagation {
     /// Bytes the kept records hold (not counted against maxmemory, like Redis's AOF
     /// buffer).
     buffered: AtomicU64,
+    /// Once a replica has connected: every byte handed out also goes here, in order.
+    pub backlog: crate::repl::backlog::Backlog,
+    /// The backlog holds this stream open (attached once, for good).
+    backlog_reader: std::sync::atomic::AtomicBool,
 }
 
 /// The bytes a record of `ops` holds (at the allocator's size classes).
@@ -129,6 +133,8 @@ impl Propagation {
                 .collect(),
             reader_db: Mutex::new(None),
             buffered: AtomicU64::new(0),
+            backlog: Default::default(),
+            backlog_reader: Default::default(),
         }
     }
 
@@ -192,6 +198,34 @@ impl Propagation {
         *self.reader_db.lock() = None;
     }
 
+    /// At a replica's snapshot cut, once everything recorded before it was taken: the
+    /// backlog (activated with `size` bytes the first time) gets every record from now on,
+    /// starting with a SELECT. Returns the stream position of the cut.
+    pub fn replicas_from_here(&self, size: u64) -> u64 {
+        let mut db = self.reader_db.lock();
+        if !self.backlog_reader.swap(true, Ordering::SeqCst) {
+            self.attach();
+        }
+        if !self.backlog.is_active() {
+            self.backlog.activate(size);
+        }
+        *db = None;
+        self.backlog.offset()
+    }
+
+    /// Bytes for the replicas only (the master's PING), in order with the records.
+    pub fn feed_replicas(&self, bytes: &[u8]) {
+        let _db = self.reader_db.lock();
+        if self.backlog.is_active() {
+            self.backlog.append(bytes);
+        }
+    }
+
+    /// Is the backlog reading the stream (a replica connected once)?
+    pub fn feeds_replicas(&self) -> bool {
+        self.backlog_reader.load(Ordering::Relaxed)
+    }
+
     /// Everything appended since the last call, in order, as the RESP a replica or the AOF
     /// receives: SELECT when the database changes, MULTI/EXEC around a call of several
     /// commands.
@@ -206,12 +240,14 @@ impl Propagation {
         // With every segment held, each sequence number below this one is in a segment.
         let through = self.seq.load(Ordering::SeqCst);
         let mut records: Vec<Record> = guards.iter_mut().flat_map(|g| g.drain(..)).collect();
+        // Taken before the segments are let go: a later take's records are encoded (and
+        // fed to the backlog) after these.
+        let mut db = self.reader_db.lock();
         drop(guards);
         let calls = records.len() as u64;
         let bytes: u64 = records.iter().map(|r| record_bytes(&r.ops)).sum();
         self.buffered.fetch_sub(bytes, Ordering::Relaxed);
         records.sort_unstable_by_key(|r| r.seq);
-        let mut db = self.reader_db.lock();
         let mut out = Vec::new();
         for r in records {
             let wrap = r.ops.len() > 1;
@@ -229,6 +265,10 @@ impl Propagation {
                 out.extend_from_slice(&encode(&[b"EXEC"]));
             }
         }
+        if self.backlog.is_active() {
+            self.backlog.append(&out);
+        }
+        drop(db);
         Taken {
             bytes: out,
             through,

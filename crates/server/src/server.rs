@@ -42,6 +42,8 @@ pub struct Server {
     pub metrics: crate::metrics::Endpoint,
     /// The background pool heavy commands run on.
     pub offload: crate::offload::Pool,
+    /// Connected replicas (the master's side of replication).
+    pub repl: crate::repl::Repl,
 }
 
 impl Server {
@@ -70,6 +72,7 @@ impl Server {
             persist: crate::persist::Persistence::new(engine::wall_ms() / 1000),
             metrics: Default::default(),
             offload: Default::default(),
+            repl: Default::default(),
             config,
         }
     }

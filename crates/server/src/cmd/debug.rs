@@ -315,11 +315,11 @@ fn propagation(ctx: &mut Ctx, what: &[u8]) {
         }
         ctx.out.ok();
     } else if what.eq_ignore_ascii_case(b"take") {
-        if ctx.srv.persist.aof.is_on() {
-            // The stream has one reader at a time: taking would rob the AOF.
+        if ctx.srv.persist.aof.is_on() || p.feeds_replicas() {
+            // The stream has one reader at a time: taking would rob the AOF or replicas.
             return ctx
                 .out
-                .error("ERR the propagation stream is being read by the AOF");
+                .error("ERR the propagation stream is being read by the AOF or replicas");
         }
         let bytes = p.take();
         ctx.out.bulk(&bytes);

@@ -479,20 +479,24 @@ fn stats(srv: &Server, r: &mut Report) {
 fn replication(srv: &Server, r: &mut Report) {
     r.section("Replication");
     r.field("role", "master");
-    r.field("connected_slaves", 0);
+    for (name, value) in crate::repl::info_lines(srv) {
+        r.field(&name, value);
+    }
     r.field("master_failover_state", "no-failover");
     r.field("master_replid", srv.stats.replid.lock().clone());
     r.field("master_replid2", "0".repeat(40));
-    r.field("master_repl_offset", 0);
+    let backlog = &srv.propagation.backlog;
+    r.field("master_repl_offset", crate::repl::offset(srv));
     r.field("second_repl_offset", -1);
-    r.field("repl_backlog_active", 0);
-    let backlog = srv.config.get("repl-backlog-size");
-    r.field(
-        "repl_backlog_size",
-        crate::config::parse_memory(&backlog).unwrap_or(1024 * 1024),
-    );
-    r.field("repl_backlog_first_byte_offset", 0);
-    r.field("repl_backlog_histlen", 0);
+    r.field("repl_backlog_active", i64::from(backlog.is_active()));
+    r.field("repl_backlog_size", crate::repl::backlog_size(srv));
+    let (first, histlen) = if backlog.is_active() {
+        backlog.history()
+    } else {
+        (0, 0)
+    };
+    r.field("repl_backlog_first_byte_offset", first);
+    r.field("repl_backlog_histlen", histlen);
 }
 
 fn secs(us: u64) -> String {

@@ -27,6 +27,7 @@ pub mod name_index;
 pub mod object;
 pub mod persist;
 pub mod pubsub;
+pub mod replication;
 pub mod scan_args;
 pub mod scripting;
 pub mod server_cmds;
@@ -84,6 +85,10 @@ pub struct ClientState {
     pub error_counted: bool,
     /// The client reads the propagation stream (DEBUG PROPAGATION START).
     pub propagation_reader: bool,
+    /// What REPLCONF said, and PSYNC/SYNC's request: once its replies are written, the
+    /// worker hands the connection to a replica thread (`crate::repl::serve`).
+    pub replconf: crate::repl::Request,
+    pub become_replica: bool,
     /// Commands queued after MULTI.
     pub multi: Option<transactions::MultiState>,
     /// Keys under WATCH.
@@ -117,6 +122,8 @@ impl ClientState {
             uncounted_error: false,
             error_counted: false,
             propagation_reader: false,
+            replconf: Default::default(),
+            become_replica: false,
             multi: None,
             watched: Vec::new(),
             blocked: None,
@@ -194,6 +201,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         sort::COMMANDS,
         scripting::COMMANDS,
         functions::COMMANDS,
+        replication::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -37,7 +37,7 @@ fn bgsave(ctx: &mut Ctx, argv: &[&[u8]]) {
         _ => return ctx.out.error(SYNTAX_ERR),
     }
     let p = &ctx.srv.persist;
-    if p.bgsave_in_progress() {
+    if p.bgsave_in_progress() || ctx.srv.repl.syncing() {
         return ctx.out.error(IN_PROGRESS);
     }
     if ctx.exec_ops.is_some() {

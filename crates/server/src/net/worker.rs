@@ -451,6 +451,26 @@ impl Worker {
             self.srv.stats.workers[self.index]
                 .clients
                 .fetch_sub(1, Relaxed);
+            if conn.state.become_replica {
+                self.hand_to_replication(conn);
+            }
+        }
+    }
+
+    /// PSYNC/SYNC's connection, its replies written and its bookkeeping done as for a
+    /// closed one: a replica thread takes its socket over (`crate::repl::serve`).
+    fn hand_to_replication(&self, conn: Conn) {
+        let Some(srv) = self.srv.persist.server() else {
+            return;
+        };
+        let ip = peer_ip(&conn.state.info.addr);
+        let Conn {
+            stream, mut state, ..
+        } = conn;
+        let req = std::mem::take(&mut state.replconf);
+        // Replicas connect over TCP; a Unix socket just closes.
+        if let Stream::Tcp(tcp) = stream {
+            crate::repl::serve(srv, std::net::TcpStream::from(tcp), ip, req);
         }
     }
 
@@ -504,5 +524,13 @@ impl Worker {
             }
             self.close(t);
         }
+    }
+}
+
+/// The IP of an `ip:port` peer address (IPv6 without its brackets).
+fn peer_ip(addr: &str) -> String {
+    match addr.rsplit_once(':') {
+        Some((ip, _)) => ip.trim_matches(|c| c == '[' || c == ']').to_string(),
+        None => addr.to_string(),
     }
 }

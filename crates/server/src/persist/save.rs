@@ -69,18 +69,8 @@ pub fn write_file(
         }
     };
     let result = (|| -> Result<(), (&'static str, io::Error)> {
-        let mem = crate::memory::alloc_stats().allocated as i64;
-        let aux = [
-            ("redis-ver", AuxValue::Str(crate::REDIS_VERSION)),
-            ("redis-bits", AuxValue::Int(64)),
-            ("ctime", AuxValue::Int(unix_secs())),
-            ("used-mem", AuxValue::Int(mem)),
-            ("aof-base", AuxValue::Int(i64::from(aof))),
-        ];
-        let checksum = srv.config.get_bool("rdbchecksum");
         let sink = BufWriter::with_capacity(1 << 20, f);
-        let mut fw = FileWriter::new(sink, checksum, srv.keyspace.len(), &aux)
-            .map_err(|e| ("rdbSaveRio", e))?;
+        let mut fw = rdb_writer(srv, sink, aof).map_err(|e| ("rdbSaveRio", e))?;
         fill(&mut fw).map_err(|e| ("rdbSaveRio", e))?;
         let mut sink = fw.finish().map_err(|e| ("rdbSaveRio", e))?;
         sink.flush().map_err(|e| ("fflush", e))?;
@@ -128,6 +118,21 @@ pub fn write_file(
     }
     log::notice("DB saved on disk");
     Ok(())
+}
+
+/// An RDB file's writer over `sink`, its header and AUX fields written (`aof_base`: the
+/// base of an AOF).
+pub fn rdb_writer<W: Write>(srv: &Server, sink: W, aof_base: bool) -> io::Result<FileWriter<W>> {
+    let mem = crate::memory::alloc_stats().allocated as i64;
+    let aux = [
+        ("redis-ver", AuxValue::Str(crate::REDIS_VERSION)),
+        ("redis-bits", AuxValue::Int(64)),
+        ("ctime", AuxValue::Int(unix_secs())),
+        ("used-mem", AuxValue::Int(mem)),
+        ("aof-base", AuxValue::Int(i64::from(aof_base))),
+    ];
+    let checksum = srv.config.get_bool("rdbchecksum");
+    FileWriter::new(sink, checksum, srv.keyspace.len(), &aux)
 }
 
 /// `rdbcompression`, and the access field Redis saves under the `maxmemory-policy`.
@@ -282,8 +287,19 @@ pub fn write_snapshot(
     tmp: &str,
     target: Target<'_>,
 ) -> Result<(), SaveFailed> {
+    write_file(srv, tmp, target, |fw| walk_snapshot(srv, snap, sizes, fw))
+}
+
+/// The saver's walk of [`write_snapshot`], into any RDB writer (a file, or a replica's
+/// socket).
+pub fn walk_snapshot<W: Write>(
+    srv: &Server,
+    snap: &Arc<Snapshot>,
+    sizes: &[(u64, u64)],
+    fw: &mut FileWriter<W>,
+) -> io::Result<()> {
     let ks = &srv.keyspace;
-    write_file(srv, tmp, target, |fw| {
+    {
         // One walk takes every shard's side, unless a SWAPDB moved one not taken to a shard
         // the walk had passed: then walk again (each pass takes what it finds).
         loop {
@@ -318,7 +334,7 @@ pub fn write_snapshot(
             return Err(io::Error::other("snapshot abandoned"));
         }
         Ok(())
-    })
+    }
 }
 
 /// `rdb-key-save-delay` (microseconds per key, for tests): slow the saver thread down,

@@ -190,6 +190,19 @@ pub fn before_reply(srv: &Server) {
     flush(srv, &mut inner, always);
 }
 
+/// Hand every record made so far on (the replication feeder, every millisecond): to the
+/// AOF when it is on, whose take feeds the replication backlog too, else straight to the
+/// backlog.
+pub fn drain(srv: &Server) {
+    let aof = &srv.persist.aof;
+    let mut inner = aof.inner.lock();
+    if aof.state() != OFF {
+        flush(srv, &mut inner, false);
+    } else {
+        srv.propagation.take();
+    }
+}
+
 fn open_append(p: &Path) -> std::io::Result<File> {
     OpenOptions::new().append(true).create(true).open(p)
 }
@@ -363,6 +376,11 @@ pub fn start_appending(srv: &Server, inner: &mut Inner, state: u8) {
     // taken for written before it is.
     let next = srv.propagation.next_seq();
     if aof.state() == OFF {
+        if srv.propagation.feeds_replicas() {
+            // Records made before the cut are the replicas' alone: hand them over now,
+            // or the first write to the file would take them too.
+            srv.propagation.take();
+        }
         srv.propagation.attach();
     }
     srv.propagation.forget_db();

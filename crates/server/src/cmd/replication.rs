@@ -1,0 +1,112 @@
+//! Replication commands, the master's side: REPLCONF, PSYNC, SYNC, ROLE (see
+//! `crate::repl`).
+
+use super::args::{self, is, NOT_INT, SYNTAX_ERR};
+use super::{Ctx, Handler};
+use std::sync::atomic::Ordering::Relaxed;
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("replconf", replconf),
+    ("psync", psync),
+    ("sync", sync),
+    ("role", role),
+];
+
+/// NET_HOST_STR_LEN: the longest `ip-address` a replica may announce, plus one.
+const HOST_MAX: usize = 256;
+
+/// REPLCONF <option> <value> ...: what a replica tells before PSYNC (replconfCommand).
+fn replconf(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if argv.len().is_multiple_of(2) {
+        return ctx.out.error(SYNTAX_ERR);
+    }
+    for pair in argv[1..].chunks(2) {
+        let (opt, val) = (pair[0], pair[1]);
+        if is(opt, "listening-port") {
+            match args::int(val) {
+                // Kept as Redis's int field keeps it.
+                Ok(port) => ctx.client.replconf.port = port as u16,
+                Err(_) => return ctx.out.error(NOT_INT),
+            }
+        } else if is(opt, "ip-address") {
+            if val.len() >= HOST_MAX {
+                return ctx.out.error(&format!(
+                    "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
+                    val.len()
+                ));
+            }
+            ctx.client.replconf.ip = Some(String::from_utf8_lossy(val).into_owned());
+        } else if is(opt, "capa") {
+            if is(val, "eof") {
+                ctx.client.replconf.eof = true;
+            } else if is(val, "psync2") {
+                ctx.client.replconf.psync2 = true;
+            }
+        } else if is(opt, "ack") || is(opt, "getack") {
+            // From a replica (after PSYNC its thread reads them) or from a master to its
+            // replica; a plain client gets no reply at all, as in Redis.
+            return;
+        } else if is(opt, "rdb-only") {
+            match args::int(val) {
+                Ok(0 | 1) => {}
+                Ok(_) => {
+                    return ctx
+                        .out
+                        .error("ERR value is out of range, value must between 0 and 1")
+                }
+                Err(e) => return ctx.out.error(e),
+            }
+        } else {
+            let msg = args::error_text(&[b"ERR Unrecognized REPLCONF option: ", args::c_str(opt)]);
+            return ctx.out.error_bytes(&msg);
+        }
+    }
+    ctx.out.ok();
+}
+
+/// PSYNC <replid> <offset>: continue from the backlog, or a full resync.
+fn psync(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let offset = match args::int(argv[2]) {
+        Ok(o) => o,
+        Err(e) => return ctx.out.error(e),
+    };
+    ctx.client.replconf.psync = Some((args::c_str(argv[1]).to_vec(), offset));
+    become_replica(ctx);
+}
+
+/// SYNC: the old full resync (no +FULLRESYNC line).
+fn sync(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    ctx.client.replconf.psync = None;
+    become_replica(ctx);
+}
+
+/// The connection becomes a replica's once this command's batch is answered: its worker
+/// hands it to a replica thread, which replies.
+fn become_replica(ctx: &mut Ctx) {
+    if ctx.client.become_replica {
+        return;
+    }
+    ctx.client.become_replica = true;
+    ctx.client.close_after_reply = true;
+}
+
+/// ROLE: "master", the stream offset, and the online replicas (ip, port, acked offset).
+fn role(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    let online: Vec<_> = ctx
+        .srv
+        .repl
+        .replicas()
+        .into_iter()
+        .filter(|r| r.state.load(Relaxed) == crate::repl::ONLINE)
+        .collect();
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.int(crate::repl::offset(ctx.srv) as i64);
+    ctx.out.array(online.len());
+    for r in online {
+        ctx.out.array(3);
+        ctx.out.bulk(r.ip.as_bytes());
+        ctx.out.bulk(r.port.to_string().as_bytes());
+        ctx.out.bulk(r.ack.load(Relaxed).to_string().as_bytes());
+    }
+}

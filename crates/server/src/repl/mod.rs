@@ -1,0 +1,156 @@
+//! Replication, the master's side: Redis 7.0 replicas (and anything speaking PSYNC) sync
+//! from Skein.
+//!
+//! A replica's connection starts as any client's (REPLCONF, then PSYNC or SYNC on its
+//! worker); the worker then hands the socket to a thread of its own ([`serve`]), which
+//! answers +CONTINUE (from the backlog) or +FULLRESYNC, sends a point-in-time snapshot
+//! (the fork-less snapshot BGSAVE uses, streamed straight to the socket with Redis's
+//! `$EOF:` framing when the replica can read it, through a file otherwise), then the
+//! replication stream from the snapshot's cut on, and reads the replica's REPLCONF ACKs.
+//!
+//! The stream is the propagation stream (`crate::propagate`), which also feeds the AOF:
+//! once a replica has connected, every record taken from it is also appended to the
+//! [`backlog::Backlog`], in order, and the feeder thread takes records every millisecond
+//! (through the AOF when it is on, so each record is taken once). Replicas read the
+//! backlog at their own pace.
+
+pub mod backlog;
+mod replica;
+
+pub use replica::{serve, Request};
+
+use crate::server::Server;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// A replica's state as INFO names it.
+pub const WAIT_BGSAVE: u8 = 0;
+pub const SEND_BULK: u8 = 1;
+pub const ONLINE: u8 = 2;
+
+/// One connected replica.
+pub struct Replica {
+    pub id: u64,
+    pub ip: String,
+    /// The port it listens on (REPLCONF listening-port).
+    pub port: u16,
+    pub state: AtomicU8,
+    /// The stream position it acknowledged, and when (unix seconds).
+    pub ack: AtomicU64,
+    pub ack_secs: AtomicI64,
+    /// Its connection is gone (its reader saw EOF, or a write failed).
+    pub gone: AtomicBool,
+}
+
+#[derive(Default)]
+pub struct Repl {
+    replicas: Mutex<Vec<Arc<Replica>>>,
+    next_id: AtomicU64,
+    /// Replicas' snapshots installed now (they hold the keyspace's one snapshot slot).
+    syncing: AtomicU64,
+    feeder: std::sync::OnceLock<()>,
+}
+
+impl Repl {
+    fn add(&self, ip: String, port: u16) -> Arc<Replica> {
+        let r = Arc::new(Replica {
+            id: self.next_id.fetch_add(1, Relaxed),
+            ip,
+            port,
+            state: AtomicU8::new(WAIT_BGSAVE),
+            ack: AtomicU64::new(0),
+            ack_secs: AtomicI64::new(crate::persist::unix_secs()),
+            gone: AtomicBool::new(false),
+        });
+        self.replicas.lock().push(r.clone());
+        r
+    }
+
+    fn remove(&self, id: u64) {
+        self.replicas.lock().retain(|r| r.id != id);
+    }
+
+    /// Is a replica's snapshot being sent (a BGSAVE must wait, as for Redis's RDB child
+    /// for replication)?
+    pub fn syncing(&self) -> bool {
+        self.syncing.load(Relaxed) > 0
+    }
+
+    /// The connected replicas, in the order they connected.
+    pub fn replicas(&self) -> Vec<Arc<Replica>> {
+        self.replicas.lock().clone()
+    }
+}
+
+/// repl-backlog-size in bytes.
+pub fn backlog_size(srv: &Server) -> u64 {
+    crate::config::parse_memory(&srv.config.get("repl-backlog-size"))
+        .unwrap_or(1024 * 1024)
+        .max(0) as u64
+}
+
+/// Start the feeder thread (once): every millisecond it hands the stream's new records on
+/// to the backlog, and every `repl-ping-replica-period` seconds, while replicas are
+/// connected, it feeds them a PING.
+fn ensure_feeder(srv: &Arc<Server>) {
+    srv.repl.feeder.get_or_init(|| {
+        let srv = srv.clone();
+        let _ = std::thread::Builder::new()
+            .name("skein-repl".into())
+            .spawn(move || feed(&srv));
+    });
+}
+
+fn feed(srv: &Server) {
+    let mut last_ping = crate::persist::unix_secs();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        if srv.propagation.buffered() > 0 {
+            crate::persist::aof::drain(srv);
+        }
+        let now = crate::persist::unix_secs();
+        let period = srv.config.get_i64("repl-ping-replica-period").max(1);
+        if now - last_ping >= period {
+            last_ping = now;
+            if !srv.repl.replicas.lock().is_empty() {
+                srv.propagation
+                    .feed_replicas(&crate::propagate::encode(&[b"PING"]));
+            }
+        }
+    }
+}
+
+/// master_repl_offset, every write made so far included (its records are handed to the
+/// backlog first, as Redis feeds replicas within the command's call).
+pub fn offset(srv: &Server) -> u64 {
+    if srv.propagation.feeds_replicas() {
+        crate::persist::aof::drain(srv);
+    }
+    srv.propagation.backlog.offset()
+}
+
+/// INFO replication's replica figures: connected_slaves and one slaveN line each.
+pub fn info_lines(srv: &Server) -> Vec<(String, String)> {
+    let now = crate::persist::unix_secs();
+    let replicas = srv.repl.replicas();
+    let mut out = vec![("connected_slaves".to_string(), replicas.len().to_string())];
+    for (i, r) in replicas.iter().enumerate() {
+        let state = match r.state.load(Relaxed) {
+            WAIT_BGSAVE => "wait_bgsave",
+            SEND_BULK => "send_bulk",
+            _ => "online",
+        };
+        out.push((
+            format!("slave{i}"),
+            format!(
+                "ip={},port={},state={state},offset={},lag={}",
+                r.ip,
+                r.port,
+                r.ack.load(Relaxed),
+                (now - r.ack_secs.load(Relaxed)).max(0)
+            ),
+        ));
+    }
+    out
+}

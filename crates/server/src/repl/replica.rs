@@ -1,0 +1,269 @@
+//! One replica's thread: the answer to its PSYNC/SYNC, the snapshot, then the stream; and
+//! the reader of its REPLCONF ACKs.
+
+use super::{Replica, ONLINE, SEND_BULK};
+use crate::log;
+use crate::persist::save;
+use crate::server::Server;
+use engine::snapshot::Snapshot;
+use resp::{Limits, Parsed, RequestParser};
+use std::io::{self, BufWriter, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a replica asked for, and what it told before (REPLCONF).
+#[derive(Debug, Default)]
+pub struct Request {
+    /// PSYNC's replication ID and offset (the first byte it needs); None for SYNC.
+    pub psync: Option<(Vec<u8>, i64)>,
+    /// REPLCONF listening-port.
+    pub port: u16,
+    /// REPLCONF ip-address.
+    pub ip: Option<String>,
+    /// REPLCONF capa eof: reads an RDB framed by `$EOF:<mark>`.
+    pub eof: bool,
+    /// REPLCONF capa psync2: +CONTINUE carries the replication ID.
+    pub psync2: bool,
+}
+
+/// Serve a replica on `stream` (its worker let go of it) on a thread of its own.
+/// `peer_ip` is the address it connected from.
+pub fn serve(srv: Arc<Server>, stream: TcpStream, peer_ip: String, req: Request) {
+    super::ensure_feeder(&srv);
+    let ip = req.ip.clone().unwrap_or(peer_ip);
+    let r = srv.repl.add(ip, req.port);
+    let spawned = std::thread::Builder::new()
+        .name("skein-replica".into())
+        .spawn({
+            let (srv, r) = (srv.clone(), r.clone());
+            move || {
+                let name = format!("{}:{}", r.ip, r.port);
+                if let Err(e) = run(&srv, &r, stream, req) {
+                    log::warning(&format!("Connection with replica {name} lost ({e})."));
+                }
+                srv.propagation.backlog.remove_reader(r.id);
+                srv.repl.remove(r.id);
+            }
+        });
+    if spawned.is_err() {
+        srv.repl.remove(r.id);
+    }
+}
+
+fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> io::Result<()> {
+    let timeout = Duration::from_secs(srv.config.get_i64("repl-timeout").max(1) as u64);
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(timeout))?;
+    let name = format!("{}:{}", r.ip, r.port);
+    log::notice(&format!("Replica {name} asks for synchronization"));
+    let backlog = &srv.propagation.backlog;
+    let replid = srv.stats.replid.lock().clone();
+    let mut at = match continue_from(srv, &replid, &req) {
+        Some(at) if backlog.add_reader(r.id, at) => {
+            let reply = if req.psync2 {
+                format!("+CONTINUE {replid}\r\n")
+            } else {
+                "+CONTINUE\r\n".to_string()
+            };
+            stream.write_all(reply.as_bytes())?;
+            log::notice(&format!(
+                "Partial resynchronization request from {name} accepted. Sending {} bytes of backlog starting from offset {}.",
+                backlog.offset() - at,
+                at + 1
+            ));
+            at
+        }
+        _ => full_sync(srv, r, &mut stream, &replid, &req)?,
+    };
+    r.state.store(ONLINE, Relaxed);
+    r.ack_secs.store(crate::persist::unix_secs(), Relaxed);
+    let reader = stream.try_clone()?;
+    let _ = std::thread::Builder::new()
+        .name("skein-replica-ack".into())
+        .spawn({
+            let r = r.clone();
+            move || read_acks(&r, reader)
+        })?;
+    while !r.gone.load(Relaxed) && !srv.is_shutting_down() {
+        let bytes = backlog
+            .read(r.id, at, 1 << 20, Duration::from_millis(100))
+            .map_err(|_| io::Error::other("too far behind the backlog"))?;
+        if !bytes.is_empty() {
+            stream.write_all(&bytes)?;
+            at += bytes.len() as u64;
+        }
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    Ok(())
+}
+
+/// The position a PSYNC can continue from: its replication ID is ours and the bytes from
+/// its offset on are in the backlog.
+fn continue_from(srv: &Server, replid: &str, req: &Request) -> Option<u64> {
+    let (id, offset) = req.psync.as_ref()?;
+    let at = u64::try_from(*offset).ok()?.checked_sub(1)?;
+    (id.as_slice() == replid.as_bytes() && srv.propagation.backlog.holds(at)).then_some(at)
+}
+
+/// +FULLRESYNC, the snapshot, and the stream position it was cut at.
+fn full_sync(
+    srv: &Server,
+    r: &Replica,
+    stream: &mut TcpStream,
+    replid: &str,
+    req: &Request,
+) -> io::Result<u64> {
+    let name = format!("{}:{}", r.ip, r.port);
+    if req.psync.is_some() {
+        log::notice(&format!("Full resync requested by replica {name}"));
+    }
+    // One snapshot at a time: wait for a running BGSAVE (or another replica's) to end,
+    // keeping the link alive with newlines as Redis does.
+    let mut at = 0;
+    let mut last_newline = Instant::now();
+    let snap = loop {
+        let cut = srv.keyspace.begin_snapshot_at(save::save_options(srv), || {
+            // Every shard held: what was recorded before the cut goes before it.
+            crate::persist::aof::drain(srv);
+            at = srv.propagation.replicas_from_here(super::backlog_size(srv));
+            srv.propagation.backlog.add_reader(r.id, at);
+        });
+        if let Some(snap) = cut {
+            srv.repl.syncing.fetch_add(1, Relaxed);
+            break snap;
+        }
+        if last_newline.elapsed() >= Duration::from_secs(1) {
+            stream.write_all(b"\n")?;
+            last_newline = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let sizes = save::db_sizes(srv);
+    let sent = (|| {
+        if req.psync.is_some() {
+            stream.write_all(format!("+FULLRESYNC {replid} {at}\r\n").as_bytes())?;
+        }
+        log::notice(&format!(
+            "Starting BGSAVE for SYNC with target: {}",
+            if req.eof { "replicas sockets" } else { "disk" }
+        ));
+        r.state.store(SEND_BULK, Relaxed);
+        if req.eof {
+            send_diskless(srv, &snap, &sizes, stream)
+        } else {
+            send_through_file(srv, &snap, &sizes, stream, r.id)
+        }
+    })();
+    srv.keyspace.end_snapshot();
+    srv.repl.syncing.fetch_sub(1, Relaxed);
+    sent?;
+    log::notice(&format!("Synchronization with replica {name} succeeded"));
+    Ok(at)
+}
+
+/// The snapshot straight to the socket, between `$EOF:<mark>` and the mark.
+fn send_diskless(
+    srv: &Server,
+    snap: &Arc<Snapshot>,
+    sizes: &[(u64, u64)],
+    stream: &mut TcpStream,
+) -> io::Result<()> {
+    let mark = crate::stats::random_hex40();
+    stream.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
+    let sink = BufWriter::with_capacity(1 << 20, &mut *stream);
+    let mut fw = save::rdb_writer(srv, sink, false)?;
+    save::walk_snapshot(srv, snap, sizes, &mut fw)?;
+    let mut sink = fw.finish()?;
+    sink.write_all(mark.as_bytes())?;
+    sink.flush()
+}
+
+/// The snapshot to a file in `dir`, then `$<length>` and the file (for a replica that
+/// cannot read the `$EOF:` framing): newlines keep the link alive while it is written.
+fn send_through_file(
+    srv: &Server,
+    snap: &Arc<Snapshot>,
+    sizes: &[(u64, u64)],
+    stream: &mut TcpStream,
+    id: u64,
+) -> io::Result<()> {
+    let path = format!("temp-repl-{}-{id}.rdb", std::process::id());
+    let result = std::thread::scope(|s| {
+        let writer = s.spawn(|| -> io::Result<()> {
+            let f = std::fs::File::create(&path)?;
+            let mut fw = save::rdb_writer(srv, BufWriter::with_capacity(1 << 20, f), false)?;
+            save::walk_snapshot(srv, snap, sizes, &mut fw)?;
+            fw.finish()?.flush()
+        });
+        while !writer.is_finished() {
+            std::thread::sleep(Duration::from_millis(100));
+            if !writer.is_finished() {
+                // A failed newline surfaces when the file is sent.
+                let _ = stream.write_all(b"\n");
+            }
+        }
+        writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("writer panicked")))
+    })
+    .and_then(|()| {
+        let mut f = std::fs::File::open(&path)?;
+        let len = f.metadata()?.len();
+        stream.write_all(format!("${len}\r\n").as_bytes())?;
+        io::copy(&mut f, stream).map(|_| ())
+    });
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// Read what the replica sends: REPLCONF ACK <offset> records its position; anything
+/// else is ignored. EOF or an error marks it gone.
+fn read_acks(r: &Replica, mut stream: TcpStream) {
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 16 * 1024];
+    let mut parser = RequestParser::new();
+    let mut args = Vec::new();
+    let limits = Limits::default();
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        loop {
+            match parser.parse(&buf, &limits, &mut args) {
+                Ok(Parsed::Command { consumed }) => {
+                    let argv: Vec<&[u8]> = args.iter().map(|a| &buf[a.clone()]).collect();
+                    note(r, &argv);
+                    buf.drain(..consumed);
+                }
+                Ok(Parsed::Owned {
+                    args: owned,
+                    consumed,
+                }) => {
+                    let argv: Vec<&[u8]> = owned.iter().map(|a| a.as_slice()).collect();
+                    note(r, &argv);
+                    buf.drain(..consumed);
+                }
+                Ok(Parsed::Incomplete) => break,
+                Err(_) => {
+                    r.gone.store(true, Relaxed);
+                    return;
+                }
+            }
+        }
+    }
+    r.gone.store(true, Relaxed);
+}
+
+fn note(r: &Replica, argv: &[&[u8]]) {
+    let is = |a: &[u8], w: &str| a.eq_ignore_ascii_case(w.as_bytes());
+    if argv.len() >= 3 && is(argv[0], "replconf") && is(argv[1], "ack") {
+        if let Some(off) = resp::parse::parse_i64(argv[2]).and_then(|o| u64::try_from(o).ok()) {
+            r.ack.fetch_max(off, Relaxed);
+            r.ack_secs.store(crate::persist::unix_secs(), Relaxed);
+        }
+    }
+}

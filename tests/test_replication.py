@@ -1,0 +1,268 @@
+"""Replication, Skein as the master: an unchanged redis-server 7.0.15 started with
+`--replicaof` at Skein syncs (a full resync over the `$EOF:` framing, then the command
+stream), follows writes from several connections in several databases, continues after a
+dropped link with a partial resync from the backlog, and ends with the same dataset
+(DEBUG DIGEST, which Skein computes as Redis does). REPLCONF/PSYNC/SYNC/ROLE answer as
+Redis's do."""
+import os
+import threading
+import time
+
+from resp_client import RawConn, parse
+
+
+def info(conn, section="replication"):
+    text = parse(conn.call("INFO", section)).decode()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+def wait_for(cond, what, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def replica_of(fresh_redis, master):
+    r = fresh_redis(extra=["--replicaof", "127.0.0.1", str(master.port)])
+    rc = RawConn(r.port)
+    wait_for(lambda: info(rc)["master_link_status"] == "up", "the link to come up")
+    return r, rc
+
+
+def caught_up(mc, rc):
+    """The replica has processed everything the master has fed it so far."""
+    def done():
+        m = info(mc)
+        return m["master_repl_offset"] == info(rc)["slave_repl_offset"]
+    wait_for(done, "the replica to catch up")
+
+
+def preload(c):
+    """Values of every type and encoding in databases 0 and 3."""
+    for db in (0, 3):
+        c.call("SELECT", str(db))
+        c.pipeline([["SET", f"s{i}", f"v{i}"] for i in range(300)])
+        c.call("SET", "n", "12345")
+        c.call("HSET", "small", "a", "1", "b", "2")
+        c.call("HSET", "big", *[x for i in range(300) for x in (f"f{i}", f"v{i}")])
+        c.call("RPUSH", "list", *range(200))
+        c.call("SADD", "ints", *range(50))
+        c.call("SADD", "strs", *[f"m{i}" for i in range(300)])
+        c.call("ZADD", "z", *[x for i in range(200) for x in (str(i * 1.5), f"m{i}")])
+        c.call("XADD", "st", "1-1", "a", "1")
+        c.call("XGROUP", "CREATE", "st", "g", "0")
+        c.call("SET", "ttl", "x", "PX", "100000000")
+        c.call("PFADD", "hll", "a", "b", "c")
+    c.call("SELECT", "0")
+
+
+def workload(port, tag, rounds):
+    """Writes of many kinds from one connection; the propagated forms (absolute expiry
+    times, XADD's generated IDs, SPOP's SREM, MULTI/EXEC, scripts' effects) must give the
+    replica the master's data."""
+    c = RawConn(port)
+    for i in range(rounds):
+        db = str(i % 3 * 3)  # 0, 3, 6
+        c.call("SELECT", db)
+        c.pipeline([
+            ["SET", f"{tag}:{i}", i],
+            ["INCR", f"{tag}:ctr"],
+            ["INCRBYFLOAT", f"{tag}:f", "0.1"],
+            ["EXPIRE", f"{tag}:{i}", "1000"],
+            ["LPUSH", f"{tag}:l", i],
+            ["RPOPLPUSH", f"{tag}:l", f"{tag}:l2"],
+            ["HINCRBY", f"{tag}:h", f"f{i % 7}", 3],
+            ["SADD", f"{tag}:s", *range(i % 10)],
+            ["SPOP", f"{tag}:s"],
+            ["ZINCRBY", f"{tag}:z", 2, f"m{i % 5}"],
+            ["XADD", f"{tag}:x", "*", "i", i],
+            ["SETEX", f"{tag}:e{i}", "100", "v"],
+            ["DEL", f"{tag}:{i - 5}"],
+            ["MULTI"], ["SET", f"{tag}:m", i], ["APPEND", f"{tag}:m", "!"], ["EXEC"],
+            ["EVAL", "redis.call('SET', KEYS[1], ARGV[1]) "
+                     "return redis.call('INCR', KEYS[2])", 2, f"{tag}:lua", f"{tag}:lc", i],
+        ])
+    c.close()
+
+
+def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
+    sk = fresh_skein(workers=2)
+    mc = RawConn(sk.port)
+    preload(mc)
+    r, rc = replica_of(fresh_redis, sk)
+    threads = [threading.Thread(target=workload, args=(sk.port, f"t{n}", 60)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    mc.call("SWAPDB", "0", "6")
+    mc.call("SELECT", "3")
+    mc.call("FLUSHDB")
+    caught_up(mc, rc)
+    assert parse(rc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST")), \
+        differing_keys(mc, rc)
+    for db in range(7):
+        assert rc.call("SELECT", str(db)) == mc.call("SELECT", str(db)) == b"+OK\r\n"
+        assert rc.call("DBSIZE") == mc.call("DBSIZE")
+    # Its acknowledgements (once a second) reach the same offset.
+    end = info(mc)["master_repl_offset"]
+    wait_for(lambda: f",offset={end}," in info(mc)["slave0"], "the replica's ack")
+    m = info(mc)
+    assert m["connected_slaves"] == "1"
+    assert m["repl_backlog_active"] == "1"
+    assert m["master_replid"] == info(rc)["master_replid"]
+    assert ",state=online," in m["slave0"]
+    assert f"port={r.port}," in m["slave0"]
+    assert parse(mc.call("ROLE")) == [b"master", int(m["master_repl_offset"]),
+                                      [[b"127.0.0.1", str(r.port).encode(),
+                                        m["master_repl_offset"].encode()]]]
+    # A replica's connection is not a client's.
+    assert info(mc, "clients")["connected_clients"] == "1"
+
+
+def test_partial_resync_after_the_link_drops(fresh_skein, fresh_redis):
+    sk = fresh_skein(workers=2)
+    mc = RawConn(sk.port)
+    preload(mc)
+    r, rc = replica_of(fresh_redis, sk)
+    workload(sk.port, "a", 20)
+    caught_up(mc, rc)
+    # The replica drops its link; writes go on meanwhile; it comes back with PSYNC.
+    assert rc.call("CLIENT", "KILL", "TYPE", "master").startswith(b":")
+    workload(sk.port, "b", 20)
+    wait_for(lambda: info(rc)["master_link_status"] == "up", "the link to come back")
+    workload(sk.port, "c", 5)
+    caught_up(mc, rc)
+    assert parse(rc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST"))
+    with open(os.path.join(sk.dir, "server.log")) as f:
+        log = f.read()
+    assert "Partial resynchronization request from" in log, log
+    with open(os.path.join(r.dir, "server.log")) as f:
+        assert "Successful partial resynchronization with master." in f.read()
+
+
+def test_replica_with_the_aof_on(fresh_skein, fresh_redis):
+    """The AOF and the replicas read one stream: each gets every write once."""
+    sk = fresh_skein(extra=["--appendonly", "yes"], workers=2)
+    mc = RawConn(sk.port)
+    preload(mc)
+    r, rc = replica_of(fresh_redis, sk)
+    workload(sk.port, "w", 30)
+    caught_up(mc, rc)
+    digest = parse(mc.call("DEBUG", "DIGEST"))
+    assert parse(rc.call("DEBUG", "DIGEST")) == digest
+    # The AOF alone rebuilds the same dataset.
+    assert mc.call("DEBUG", "LOADAOF") == b"+OK\r\n"
+    assert parse(mc.call("DEBUG", "DIGEST")) == digest
+
+
+def read_rdb_reply(c):
+    """After +FULLRESYNC or SYNC: keep-alive newlines, then `$<len>` and the RDB."""
+    while True:
+        c._need(1)
+        if c.buf[:1] == b"\n":
+            c.buf = c.buf[1:]
+            continue
+        break
+    eol = c._line(0)
+    assert c.buf[:1] == b"$", c.buf[:80]
+    n = int(c.buf[1:eol])
+    c._need(eol + 2 + n)
+    rdb, c.buf = c.buf[eol + 2:eol + 2 + n], c.buf[eol + 2 + n:]
+    return rdb
+
+
+def test_psync_and_sync_by_hand(fresh_skein):
+    """Without `capa eof` the snapshot comes as `$<length>` (through a file); then the
+    stream, starting with a SELECT, at the offset +FULLRESYNC gave."""
+    sk = fresh_skein(workers=2)
+    mc = RawConn(sk.port)
+    mc.call("SET", "before", "1")
+    c = RawConn(sk.port)
+    assert c.call("REPLCONF", "listening-port", "7777") == b"+OK\r\n"
+    c.send_raw(b"PSYNC ? -1\r\n")
+    eol = c._line(0)
+    line, c.buf = c.buf[:eol], c.buf[eol + 2:]
+    word, replid, offset = line.split(b" ")
+    assert word == b"+FULLRESYNC" and len(replid) == 40
+    rdb = read_rdb_reply(c)
+    assert rdb.startswith(b"REDIS0010") and b"before" in rdb
+    mc.call("SELECT", "2")
+    mc.call("SET", "after", "2")
+    assert c.read_reply() == b"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n"
+    assert c.read_reply() == b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n2\r\n"
+    wait_for(lambda: ",state=online," in info(mc).get("slave0", ""), "the replica online")
+    assert "port=7777," in info(mc)["slave0"]
+    # REPLCONF ACK moves its offset; it gets no reply.
+    end = int(info(mc)["master_repl_offset"])
+    c.send_raw(b"REPLCONF ACK %d\r\n" % end)
+    wait_for(lambda: f"offset={end}," in info(mc)["slave0"], "the ack")
+    # The old SYNC: no +FULLRESYNC line.
+    s = RawConn(sk.port)
+    s.send_raw(b"SYNC\r\n")
+    assert read_rdb_reply(s).startswith(b"REDIS0010")
+    wait_for(lambda: info(mc)["connected_slaves"] == "2", "the second replica")
+    # A replica that goes away leaves the list.
+    c.close()
+    s.close()
+    wait_for(lambda: info(mc)["connected_slaves"] == "0", "the replicas to leave")
+    # Back with PSYNC at an offset the backlog holds: +CONTINUE and what followed it.
+    p = RawConn(sk.port)
+    p.call("REPLCONF", "capa", "psync2")
+    p.send_raw(b"PSYNC %s %d\r\n" % (replid, int(offset) + 1))
+    eol = p._line(0)
+    assert p.buf[:eol] == b"+CONTINUE " + replid
+    p.buf = p.buf[eol + 2:]
+    assert p.read_reply() == b"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n"
+    p.close()
+
+
+def test_replconf_and_role_answer_as_redis(redis_server, skein_server):
+    ref, sk = RawConn(redis_server.port), RawConn(skein_server.port)
+    cases = [
+        ["REPLCONF", "listening-port"],
+        ["REPLCONF", "listening-port", "abc"],
+        ["REPLCONF", "listening-port", "6380", "capa", "eof", "capa", "psync2"],
+        ["REPLCONF", "capa", "whatever"],
+        ["REPLCONF", "nosuch", "1"],
+        ["REPLCONF", "NOSUCH\x00tail", "1"],
+        ["REPLCONF", "ip-address", "x" * 300],
+        ["REPLCONF", "ip-address", "10.0.0.1"],
+        ["REPLCONF", "rdb-only", "2"],
+        ["REPLCONF", "rdb-only", "x"],
+        ["REPLCONF", "rdb-only", "1"],
+        ["REPLCONF", "rdb-only", "0"],
+        ["REPLCONF"],
+        ["PSYNC", "?"],
+        ["PSYNC", "?", "notanumber"],
+        ["ROLE"],
+        ["ROLE", "extra"],
+        ["MULTI"], ["PSYNC", "?", "-1"], ["DISCARD"],
+    ]
+    for cmd in cases:
+        assert ref.call(*cmd) == sk.call(*cmd), cmd
+    # REPLCONF ACK and GETACK from a plain client get no reply at all.
+    for c in (ref, sk):
+        c.send_raw(b"REPLCONF ACK 10\r\nREPLCONF GETACK *\r\nPING\r\n")
+        assert c.read_reply() == b"+PONG\r\n"
+    ref.close()
+    sk.close()
+
+
+def differing_keys(mc, rc, dbs=16):
+    """(db, key) pairs whose values differ, for a failure's message."""
+    out = []
+    for db in range(dbs):
+        mc.call("SELECT", str(db))
+        rc.call("SELECT", str(db))
+        keys = set(parse(mc.call("KEYS", "*"))) | set(parse(rc.call("KEYS", "*")))
+        for k in sorted(keys):
+            a, b = mc.call("DEBUG", "DIGEST-VALUE", k), rc.call("DEBUG", "DIGEST-VALUE", k)
+            if a != b:
+                out.append((db, k, mc.call("TYPE", k), rc.call("TYPE", k)))
+    mc.call("SELECT", "0")
+    rc.call("SELECT", "0")
+    return out
