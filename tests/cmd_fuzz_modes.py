@@ -57,6 +57,11 @@ LUA_BODIES = [
     "return {{pcall(redis.error_reply, {s})}}", "return 1e300", "return -0.5",
     "return true", "return false", "return {{true, false}}", "return {s}",
 ]
+# Arguments of redis.call that are not strings: numbers (sent as %.17g), and what it
+# refuses.
+LUA_ODD_ARGS = ["3.5", "0.1", "1e20", "-0", "1/0", "0/0", "-1/0", "true", "false", "nil",
+                "{}", "{1}", "12345678901234567890", "2^53", "-(2^63)", "1e-7",
+                "100", "-3", "0x10", "redis"]
 NOTIFY_SCRIPTS = [
     "redis.call('SET', KEYS[1], 'x') redis.call('EXPIRE', KEYS[1], 100) "
     "return redis.call('DEL', KEYS[1])",
@@ -375,7 +380,10 @@ class ModeSteps:
             wrap = r.choice(LUA_WRAPS)
             rule = name if wrap.startswith("return redis.") and wrap.count("{c}") == 1 \
                 and len(wrap) < 30 else "nested:" + name
-            body = pre + wrap.format(c=", ".join(lua_literal(a) for a in inner))
+            lits = [lua_literal(a) for a in inner]
+            if r.random() < 0.25:  # an argument that is not a string
+                lits[r.randrange(len(lits))] = r.choice(LUA_ODD_ARGS)
+            body = pre + wrap.format(c=", ".join(lits))
         else:
             rule = "lua"
             body, text = r.choice(LUA_BODIES), r.choice(LUA_STRINGS)
