@@ -121,6 +121,12 @@ def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
                                         m["master_repl_offset"].encode()]]]
     # A replica's connection is not a client's.
     assert info(mc, "clients")["connected_clients"] == "1"
+    # WAIT: the one replica acknowledges this client's writes (REPLCONF GETACK asks it at
+    # once); two are never reached, so the timeout answers with one.
+    mc.call("SET", "waited", "1")
+    assert mc.call("WAIT", "1", "0") == b":1\r\n"
+    assert mc.call("WAIT", "2", "100") == b":1\r\n"
+    assert rc.call("GET", "waited") == b"$1\r\n1\r\n"
 
 
 def test_partial_resync_after_the_link_drops(fresh_skein, fresh_redis):
@@ -241,6 +247,14 @@ def test_replconf_and_role_answer_as_redis(redis_server, skein_server):
         ["ROLE"],
         ["ROLE", "extra"],
         ["MULTI"], ["PSYNC", "?", "-1"], ["DISCARD"],
+        ["WAIT", "0", "0"],
+        ["WAIT", "1", "50"],
+        ["WAIT", "x", "0"],
+        ["WAIT", "1", "-1"],
+        ["WAIT", "1", "1.5"],
+        ["WAIT", "1"],
+        ["MULTI"], ["WAIT", "5", "0"], ["EXEC"],
+        ["SET", "replication:wait:k", "v"], ["WAIT", "0", "10"], ["DEL", "replication:wait:k"],
     ]
     for cmd in cases:
         assert ref.call(*cmd) == sk.call(*cmd), cmd

@@ -61,6 +61,16 @@ pub fn parse_f64(arg: &[u8]) -> Option<f64> {
 }
 
 /// Case-insensitive keyword comparison.
+/// A timeout in milliseconds (WAIT, XREAD BLOCK, CLIENT PAUSE): Redis's
+/// getTimeoutFromObjectOrReply with UNIT_MILLISECONDS, before the current time is added.
+pub fn timeout_ms(arg: &[u8]) -> Result<i64, &'static str> {
+    let ms = int(arg).map_err(|_| "ERR timeout is not an integer or out of range")?;
+    if ms < 0 {
+        return Err("ERR timeout is negative");
+    }
+    Ok(ms)
+}
+
 pub fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }

@@ -313,14 +313,10 @@ fn pause(ctx: &mut Ctx, argv: &[&[u8]]) {
             return ctx.out.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
         }
     }
-    let Ok(ms) = args::int(argv[2]) else {
-        return ctx
-            .out
-            .error("ERR timeout is not an integer or out of range");
+    let ms = match args::timeout_ms(argv[2]) {
+        Ok(ms) => ms,
+        Err(e) => return ctx.out.error(e),
     };
-    if ms < 0 {
-        return ctx.out.error("ERR timeout is negative");
-    }
     // Redis adds the current time to a positive timeout (wrapping as C does).
     let end = if ms > 0 {
         ms.wrapping_add(engine::now_ms())

@@ -89,6 +89,9 @@ pub struct ClientState {
     /// worker hands the connection to a replica thread (`crate::repl::serve`).
     pub replconf: crate::repl::Request,
     pub become_replica: bool,
+    /// A command of this client's has put something into the replication stream (WAIT
+    /// then waits for the replicas to acknowledge the stream so far; Redis's `woff`).
+    pub wrote: bool,
     /// Commands queued after MULTI.
     pub multi: Option<transactions::MultiState>,
     /// Keys under WATCH.
@@ -124,6 +127,7 @@ impl ClientState {
             propagation_reader: false,
             replconf: Default::default(),
             become_replica: false,
+            wrote: false,
             multi: None,
             watched: Vec::new(),
             blocked: None,

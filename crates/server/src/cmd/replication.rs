@@ -10,6 +10,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("psync", psync),
     ("sync", sync),
     ("role", role),
+    ("wait", wait),
 ];
 
 /// NET_HOST_STR_LEN: the longest `ip-address` a replica may announce, plus one.
@@ -88,6 +89,54 @@ fn become_replica(ctx: &mut Ctx) {
     }
     ctx.client.become_replica = true;
     ctx.client.close_after_reply = true;
+}
+
+/// WAIT numreplicas timeout: how many replicas acknowledged this client's writes so far,
+/// once `numreplicas` have or the timeout (ms, 0: none) passes (waitCommand). The target is
+/// the stream's position now if the client wrote anything (at least where its last write
+/// ended: never too early), else 0.
+fn wait(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let want = match args::int(argv[1]) {
+        Ok(n) => n,
+        Err(e) => return ctx.out.error(e),
+    };
+    let ms = match args::timeout_ms(argv[2]) {
+        Ok(ms) => ms,
+        Err(e) => return ctx.out.error(e),
+    };
+    let srv = ctx.srv;
+    let target = if ctx.client.wrote {
+        crate::repl::offset(srv)
+    } else {
+        0
+    };
+    let acked = srv.repl.acked(target);
+    let Some(this) = srv.persist.server() else {
+        return ctx.out.int(acked as i64);
+    };
+    // Inside EXEC a client cannot block: the count now, as in Redis.
+    if acked as i64 >= want || ctx.exec_ops.is_some() {
+        return ctx.out.int(acked as i64);
+    }
+    let deadline = if ms > 0 {
+        engine::wall_ms().saturating_add(ms)
+    } else {
+        0
+    };
+    let silent = matches!(
+        ctx.client.reply_mode,
+        super::ReplyMode::Off | super::ReplyMode::Skipping
+    );
+    let reply = crate::offload::Reply::waiting(silent);
+    ctx.client.offloaded = Some(reply.clone());
+    crate::repl::wait(
+        &this,
+        target,
+        want.max(0) as u64,
+        deadline,
+        reply,
+        ctx.client.info.clone(),
+    );
 }
 
 /// ROLE: "master", the stream offset, and the online replicas (ip, port, acked offset).

@@ -54,6 +54,9 @@ pub fn apply(ctx: &mut Ctx, argv: &[&[u8]]) {
                 }
             }
         }
+        if !ops.is_empty() {
+            ctx.client.wrote = true;
+        }
         match ctx.exec_ops.as_mut() {
             // Inside EXEC: the transaction propagates as one record when it ends.
             Some(acc) => {

@@ -33,6 +33,20 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// A reply another thread will fill (an offloaded command's, WAIT's); `silent`: CLIENT
+    /// REPLY OFF/SKIP was in force when the command was read.
+    pub fn waiting(silent: bool) -> Arc<Reply> {
+        Arc::new(Reply {
+            bytes: Mutex::new(None),
+            silent,
+        })
+    }
+
+    /// The reply is ready (the worker then sends it, and runs what came after).
+    pub fn fill(&self, bytes: Vec<u8>) {
+        *self.bytes.lock() = Some(bytes);
+    }
+
     /// Worker side: the reply bytes once the command has run (`Some(empty)` when
     /// silenced), else `None`.
     pub fn take(&self) -> Option<Vec<u8>> {
@@ -157,10 +171,7 @@ impl Pool {
 /// Hand the command to the pool; the client waits for its [`Reply`].
 pub fn submit(srv: &Server, client: &mut ClientState, out: &ReplyBuf, argv: &[&[u8]]) {
     let silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
-    let reply = Arc::new(Reply {
-        bytes: Mutex::new(None),
-        silent,
-    });
+    let reply = Reply::waiting(silent);
     client.offloaded = Some(reply.clone());
     let pool = &srv.offload;
     pool.start(srv);
@@ -229,7 +240,7 @@ fn run(srv: &Server, job: Job) {
     let argv: smallvec::SmallVec<[&[u8]; 8]> = job.argv.iter().map(|a| a.as_slice()).collect();
     engine::begin_batch();
     crate::dispatch::run_offloaded(srv, &mut client, &mut out, &argv);
-    *job.reply.bytes.lock() = Some(out.out);
+    job.reply.fill(out.out);
     srv.offload.pending.fetch_sub(1, Relaxed);
     srv.offload.total.fetch_add(1, Relaxed);
     job.info.mailbox.notify(job.info.token);

@@ -19,6 +19,8 @@ mod replica;
 
 pub use replica::{serve, Request};
 
+use crate::clients::ClientInfo;
+use crate::offload::Reply;
 use crate::server::Server;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Relaxed};
@@ -49,6 +51,8 @@ pub struct Repl {
     next_id: AtomicU64,
     /// Replicas' snapshots installed now (they hold the keyspace's one snapshot slot).
     syncing: AtomicU64,
+    /// Clients blocked in WAIT.
+    waits: Mutex<Vec<Wait>>,
     feeder: std::sync::OnceLock<()>,
 }
 
@@ -83,6 +87,75 @@ impl Repl {
     }
 }
 
+/// A client blocked in WAIT: its reply once `want` replicas acknowledged `target`, or at
+/// its deadline (0: none) with how many did.
+struct Wait {
+    target: u64,
+    want: u64,
+    deadline_ms: i64,
+    reply: Arc<Reply>,
+    info: Arc<ClientInfo>,
+}
+
+impl Repl {
+    /// Online replicas that acknowledged stream position `target` (replicationCountAcksByOffset).
+    pub fn acked(&self, target: u64) -> u64 {
+        self.replicas
+            .lock()
+            .iter()
+            .filter(|r| r.state.load(Relaxed) == ONLINE && r.ack.load(Relaxed) >= target)
+            .count() as u64
+    }
+
+    /// Answer the WAITs whose replicas acknowledged enough, or whose deadline passed; drop
+    /// those whose client left.
+    fn check_waits(&self) {
+        let mut waits = self.waits.lock();
+        if waits.is_empty() {
+            return;
+        }
+        let now = engine::wall_ms();
+        waits.retain(|w| {
+            if w.info.has(crate::clients::flag::UNREGISTERED) {
+                return false;
+            }
+            let acked = self.acked(w.target);
+            if acked < w.want && (w.deadline_ms == 0 || now < w.deadline_ms) {
+                return true;
+            }
+            w.reply.fill(format!(":{acked}\r\n").into_bytes());
+            w.info.mailbox.notify(w.info.token);
+            false
+        });
+    }
+}
+
+/// Block a client in WAIT (its connection waits for `reply`) until `want` replicas
+/// acknowledged `target` or `deadline_ms` (0: none) passes; asks the replicas for an ACK
+/// now (REPLCONF GETACK in the stream), as Redis does.
+pub fn wait(
+    srv: &Arc<Server>,
+    target: u64,
+    want: u64,
+    deadline_ms: i64,
+    reply: Arc<Reply>,
+    info: Arc<ClientInfo>,
+) {
+    ensure_feeder(srv);
+    srv.repl.waits.lock().push(Wait {
+        target,
+        want,
+        deadline_ms,
+        reply,
+        info,
+    });
+    if srv.propagation.backlog.is_active() {
+        srv.propagation
+            .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
+    }
+    srv.repl.check_waits();
+}
+
 /// repl-backlog-size in bytes.
 pub fn backlog_size(srv: &Server) -> u64 {
     crate::config::parse_memory(&srv.config.get("repl-backlog-size"))
@@ -109,6 +182,7 @@ fn feed(srv: &Server) {
         if srv.propagation.buffered() > 0 {
             crate::persist::aof::drain(srv);
         }
+        srv.repl.check_waits();
         let now = crate::persist::unix_secs();
         let period = srv.config.get_i64("repl-ping-replica-period").max(1);
         if now - last_ping >= period {

@@ -83,8 +83,14 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
     let _ = std::thread::Builder::new()
         .name("skein-replica-ack".into())
         .spawn({
-            let r = r.clone();
-            move || read_acks(&r, reader)
+            let (r, srv) = (r.clone(), srv.persist.server());
+            move || {
+                read_acks(&r, reader, || {
+                    if let Some(srv) = &srv {
+                        srv.repl.check_waits();
+                    }
+                })
+            }
         })?;
     while !r.gone.load(Relaxed) && !srv.is_shutting_down() {
         let bytes = backlog
@@ -220,7 +226,7 @@ fn send_through_file(
 
 /// Read what the replica sends: REPLCONF ACK <offset> records its position; anything
 /// else is ignored. EOF or an error marks it gone.
-fn read_acks(r: &Replica, mut stream: TcpStream) {
+fn read_acks(r: &Replica, mut stream: TcpStream, acked: impl Fn()) {
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 16 * 1024];
     let mut parser = RequestParser::new();
@@ -247,7 +253,10 @@ fn read_acks(r: &Replica, mut stream: TcpStream) {
                     note(r, &argv);
                     buf.drain(..consumed);
                 }
-                Ok(Parsed::Incomplete) => break,
+                Ok(Parsed::Incomplete) => {
+                    acked();
+                    break;
+                }
                 Err(_) => {
                     r.gone.store(true, Relaxed);
                     return;

@@ -49,11 +49,7 @@ pub fn parse<'a>(argv: &[&'a [u8]], group_cmd: bool) -> Result<ReadArgs<'a>, Str
                 ));
             }
             i += 1;
-            let ms =
-                args::int(argv[i]).map_err(|_| "ERR timeout is not an integer or out of range")?;
-            if ms < 0 {
-                return Err("ERR timeout is negative".into());
-            }
+            let ms = args::timeout_ms(argv[i])?;
             a.block = Some(if ms > 0 {
                 engine::wall_ms().saturating_add(ms)
             } else {
