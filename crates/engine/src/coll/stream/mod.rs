@@ -72,6 +72,9 @@ pub struct Meta {
     pub entries_added: u64,
 }
 
+/// The counters (entries added, a group's entries read, delivery counts and times) come
+/// from payloads as Redis loads them, any 64-bit value: arithmetic on them wraps as
+/// Redis's C arithmetic does, never panics.
 impl Meta {
     /// streamRangeHasTombstones: may `start..=end` hold a deleted entry?
     pub fn range_has_tombstones(&self, start: StreamId, end: StreamId) -> bool {
@@ -98,9 +101,9 @@ impl Meta {
         }
         if self.max_deleted.is_zero() || self.max_deleted < self.first_id {
             if id < self.first_id {
-                return added - self.length as i64;
+                return added.wrapping_sub(self.length as i64);
             } else if id == self.first_id {
-                return added - self.length as i64 + 1;
+                return added.wrapping_sub(self.length as i64).wrapping_add(1);
             }
         }
         ENTRIES_READ_INVALID
@@ -115,11 +118,11 @@ impl Meta {
         if g.entries_read != ENTRIES_READ_INVALID
             && !self.range_has_tombstones(g.last_id, StreamId::MAX)
         {
-            return Some(added - g.entries_read);
+            return Some(added.wrapping_sub(g.entries_read));
         }
         match self.estimate_distance(g.last_id) {
             ENTRIES_READ_INVALID => None,
-            n => Some(added - n),
+            n => Some(added.wrapping_sub(n)),
         }
     }
 
@@ -127,7 +130,7 @@ impl Meta {
     /// counter as Redis does.
     fn advance(&self, g: &mut Group, id: StreamId) {
         if g.entries_read != ENTRIES_READ_INVALID && !self.range_has_tombstones(id, StreamId::MAX) {
-            g.entries_read += 1;
+            g.entries_read = g.entries_read.wrapping_add(1);
         } else if self.entries_added != 0 {
             g.entries_read = self.estimate_distance(id);
         }
@@ -314,7 +317,7 @@ impl Stream {
             }
         }
         self.length += 1;
-        self.entries_added += 1;
+        self.entries_added = self.entries_added.wrapping_add(1);
         self.last_id = id;
         if self.length == 1 {
             self.first_id = id;
@@ -606,7 +609,7 @@ impl Stream {
                 if found.is_some() {
                     if let Some(n) = g.pel.get_mut(&id) {
                         n.delivery_time = now;
-                        n.delivery_count += 1;
+                        n.delivery_count = n.delivery_count.wrapping_add(1);
                     }
                 }
                 (id, found)

@@ -99,3 +99,22 @@ fn wrapping_deltas() {
         assert!(node::validate(lp));
     }
 }
+
+#[test]
+fn counters_from_a_payload_wrap_as_in_redis() {
+    // entries-added 2^64-1 (Redis's long long -1): the next XADD makes it 0.
+    let at_end = Some((StreamId::new(0, 0), StreamId::new(0, 0), u64::MAX));
+    let mut s = Stream::from_parts(BTreeMap::new(), 0, StreamId::new(1, 1), at_end).unwrap();
+    add(&mut s, StreamId::new(2, 0), &[b"a", b"1"]).unwrap();
+    assert_eq!(s.entries_added(), 0);
+    add(&mut s, StreamId::new(3, 0), &[b"a", b"2"]).unwrap();
+    // Read counters at either end: the lag and the next read wrap.
+    assert_eq!(
+        s.meta().lag(&Group::new(StreamId::new(2, 0), i64::MIN)),
+        Some(1i64.wrapping_sub(i64::MIN))
+    );
+    s.put_group(b"g".to_vec(), Group::new(StreamId::new(2, 0), i64::MAX));
+    let c: Name = std::sync::Arc::from(&b"c"[..]);
+    let read = s.read_group(b"g", &c, 0, false, 0).unwrap();
+    assert_eq!(read.entries_read, i64::MIN);
+}

@@ -46,7 +46,7 @@ pub fn xinfo(ctx: &mut Ctx, argv: &[&[u8]]) {
             ctx.out.bulk(b"name");
             ctx.out.bulk(name);
             int_field(ctx.out, b"pending", c.pel.len() as i64);
-            int_field(ctx.out, b"idle", (now - c.seen_time).max(0));
+            int_field(ctx.out, b"idle", now.wrapping_sub(c.seen_time).max(0));
         }
     } else if is(sub, "groups") && argv.len() == 3 {
         let meta = s.meta();

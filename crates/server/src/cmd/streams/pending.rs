@@ -67,7 +67,7 @@ pub fn xpending(ctx: &mut Ctx, argv: &[&[u8]]) {
                     break;
                 }
                 let Some(n) = g.pel.get(&id) else { continue };
-                if min_idle != 0 && now - n.delivery_time < min_idle {
+                if min_idle != 0 && now.wrapping_sub(n.delivery_time) < min_idle {
                     continue;
                 }
                 rows.push((id, n));
@@ -77,7 +77,7 @@ pub fn xpending(ctx: &mut Ctx, argv: &[&[u8]]) {
                 ctx.out.array(4);
                 reply_id(ctx.out, id);
                 ctx.out.bulk(&n.consumer);
-                ctx.out.int((now - n.delivery_time).max(0));
+                ctx.out.int(now.wrapping_sub(n.delivery_time).max(0));
                 ctx.out.int(n.delivery_count as i64);
             }
         }
@@ -222,7 +222,9 @@ fn claim_one(
     let forced = force && !g.pel.contains_key(&id);
     match g.pel.get(&id) {
         None if !forced => return Claimed::Skipped,
-        Some(n) if min_idle != 0 && now - n.delivery_time < min_idle => return Claimed::Skipped,
+        Some(n) if min_idle != 0 && now.wrapping_sub(n.delivery_time) < min_idle => {
+            return Claimed::Skipped
+        }
         _ => {}
     }
     let (name, new) = g.lookup_or_create(consumer, now);
@@ -244,7 +246,7 @@ fn claim_one(
     n.delivery_time = time;
     match count {
         Some(c) => n.delivery_count = c,
-        None if !justid => n.delivery_count += 1,
+        None if !justid => n.delivery_count = n.delivery_count.wrapping_add(1),
         None => {}
     }
     Claimed::Taken(n.clone())
