@@ -159,7 +159,7 @@ def old_zset_body(pairs, kind=3):
 
 GOOD_OLD_BODIES = [
     zset_ziplist_body([b"a", b"1", b"b", b"2.5"]),
-    zset_ziplist_body([b"a", 1, b"b", 300, 7, -100000, b"zz", b"inf"]),
+    zset_ziplist_body([7, -100000, b"a", 1, b"b", 300, b"zz", b"inf"]),
     zset_ziplist_body([b"m%d" % i if i % 2 == 0 else i for i in range(260)]),
     old_zset_body([(b"a", 1.0), (b"b", 2.5), (b"c", "inf"), (b"d", "-inf")]),
     old_zset_body([(b"m%d" % i, i * 0.5) for i in range(200)]),
