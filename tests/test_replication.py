@@ -88,12 +88,11 @@ def workload(port, tag, rounds):
     c.close()
 
 
-def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
-    sk = fresh_skein(workers=2)
-    mc = RawConn(sk.port)
-    preload(mc)
-    r, rc = replica_of(fresh_redis, sk)
-    threads = [threading.Thread(target=workload, args=(sk.port, f"t{n}", 60)) for n in range(3)]
+def busy_writes(port, mc, rounds):
+    """The workload from three connections at once, then SWAPDB and a FLUSHDB (leaving
+    `mc` in database 3)."""
+    threads = [threading.Thread(target=workload, args=(port, f"t{n}", rounds))
+               for n in range(3)]
     for t in threads:
         t.start()
     for t in threads:
@@ -101,9 +100,16 @@ def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
     mc.call("SWAPDB", "0", "6")
     mc.call("SELECT", "3")
     mc.call("FLUSHDB")
+
+
+def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
+    sk = fresh_skein(workers=2)
+    mc = RawConn(sk.port)
+    preload(mc)
+    r, rc = replica_of(fresh_redis, sk)
+    busy_writes(sk.port, mc, 60)
     caught_up(mc, rc)
-    assert parse(rc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST")), \
-        differing_keys(mc, rc)
+    same_data(mc, rc)
     for db in range(7):
         assert rc.call("SELECT", str(db)) == mc.call("SELECT", str(db)) == b"+OK\r\n"
         assert rc.call("DBSIZE") == mc.call("DBSIZE")
@@ -266,6 +272,12 @@ def test_replconf_and_role_answer_as_redis(redis_server, skein_server):
     sk.close()
 
 
+def same_data(mc, rc):
+    """Master and replica hold the same dataset (DEBUG DIGEST, Redis's on both)."""
+    assert parse(rc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST")), \
+        differing_keys(mc, rc)
+
+
 def differing_keys(mc, rc, dbs=16):
     """(db, key) pairs whose values differ, for a failure's message."""
     out = []
@@ -280,3 +292,78 @@ def differing_keys(mc, rc, dbs=16):
     mc.call("SELECT", "0")
     rc.call("SELECT", "0")
     return out
+
+
+def follower(fresh_skein, master, extra=()):
+    """A Skein following `master` (a redis-server or a Skein), link up."""
+    sk = fresh_skein(extra=["--replicaof", "127.0.0.1", str(master.port), *extra], workers=2)
+    sc = RawConn(sk.port)
+    wait_for(lambda: info(sc)["master_link_status"] == "up", "the link to come up")
+    return sk, sc
+
+
+def test_skein_replica_follows_redis(fresh_redis, fresh_skein):
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "0"])
+    mc = RawConn(red.port)
+    preload(mc)
+    sk, sc = follower(fresh_skein, red)
+    busy_writes(red.port, mc, 40)
+    caught_up(mc, sc)
+    same_data(mc, sc)
+    # The master's WAIT counts Skein's acknowledgements.
+    mc.call("SET", "waited", "1")
+    assert mc.call("WAIT", "1", "0") == b":1\r\n"
+    # Read-only, and answering as a Redis replica of the same master does.
+    red_replica = fresh_redis(extra=["--replicaof", "127.0.0.1", str(red.port)])
+    rr = RawConn(red_replica.port)
+    wait_for(lambda: info(rr)["master_link_status"] == "up", "the Redis replica")
+    caught_up(mc, rr)
+    for cmd in (["SET", "x", "1"],
+                ["EVAL", "return redis.call('SET', 'x', '1')", "0"],
+                ["EVAL", "return redis.call('GET', 'waited')", "0"],
+                ["MULTI"], ["INCR", "waited"], ["EXEC"],
+                ["WAIT", "0", "0"],
+                ["REPLICAOF", "127.0.0.1", str(red.port)],
+                ["PUBLISH", "ch", "m"]):
+        assert sc.call(*cmd) == rr.call(*cmd), cmd
+    role = parse(sc.call("ROLE"))
+    assert role[:4] == [b"slave", b"127.0.0.1", red.port, b"connected"]
+    s = info(sc)
+    assert s["role"] == "slave" and s["master_replid"] == info(mc)["master_replid"]
+    # CLIENT KILL TYPE master drops the link; it comes back with a partial resync.
+    assert sc.call("CLIENT", "KILL", "TYPE", "master") == b":1\r\n"
+    # (The master's stream goes on in the database it last selected, 3, with no SELECT.)
+    mc.call("SET", "after-kill", "1")
+    workload(red.port, "after", 5)
+    wait_for(lambda: info(sc)["master_link_status"] == "up", "the link to come back")
+    caught_up(mc, sc)
+    assert parse(sc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST"))
+    with open(os.path.join(sk.dir, "server.log")) as f:
+        assert f.read().count("Successful partial resynchronization with master.") == 1
+    # Promoted: writable, a master again, the data kept.
+    assert sc.call("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    assert sc.call("SET", "x", "1") == b"+OK\r\n"
+    assert parse(sc.call("ROLE"))[0] == b"master"
+    sc.call("SELECT", "3")
+    assert sc.call("GET", "waited") == b"$1\r\n1\r\n"
+
+
+def test_skein_replica_of_skein_by_replicaof(fresh_skein):
+    """REPLICAOF at run time, Skein to Skein; the replica's old data gives way to the
+    master's; REPLICAOF of the same master again changes nothing."""
+    master = fresh_skein(workers=2)
+    mc = RawConn(master.port)
+    preload(mc)
+    rep = fresh_skein(workers=2)
+    rc = RawConn(rep.port)
+    rc.call("SET", "only-here", "1")
+    assert rc.call("REPLICAOF", "127.0.0.1", str(master.port)) == b"+OK\r\n"
+    assert rc.call("REPLICAOF", "127.0.0.1", str(master.port)) == \
+        b"+OK Already connected to specified master\r\n"
+    wait_for(lambda: info(rc)["master_link_status"] == "up", "the link to come up")
+    workload(master.port, "w", 30)
+    caught_up(mc, rc)
+    same_data(mc, rc)
+    assert rc.call("EXISTS", "only-here") == b":0\r\n"
+    # A replica serves no replicas of its own (a deliberate difference).
+    assert rc.call("PSYNC", "?", "-1").startswith(b"-ERR Skein does not serve replicas")

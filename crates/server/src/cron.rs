@@ -40,7 +40,9 @@ pub fn spawn(srv: Arc<Server>) {
                 let effort = srv.config.get_i64("active-expire-effort").clamp(1, 10) as u32;
                 let budget = period * (25 + 2 * (effort - 1)) / 100;
                 let start = Instant::now();
-                if srv.stats.active_expire.load(Relaxed) {
+                // A replica's keys expire by its master's DELs (Redis's replicas run no
+                // active expiry either).
+                if srv.stats.active_expire.load(Relaxed) && !srv.repl.link.is_replica() {
                     let done = expire_cycle(&srv, &mut cursor, effort, start + budget);
                     record_cycle(&srv, start.elapsed(), budget, done);
                 }

@@ -112,6 +112,7 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
     metrics::reconfigure(&srv)?;
     // Listening already: clients get -LOADING until the dataset is in (as in Redis).
     persist::load::at_startup(&srv);
+    repl::link::at_startup(&srv);
     log::notice(&format!(
         "Skein {} ready to accept connections on port {} with {} workers",
         env!("CARGO_PKG_VERSION"),

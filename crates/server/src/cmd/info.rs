@@ -478,15 +478,32 @@ fn stats(srv: &Server, r: &mut Report) {
 
 fn replication(srv: &Server, r: &mut Report) {
     r.section("Replication");
-    r.field("role", "master");
+    let link = crate::repl::link::info_lines(srv);
+    r.field("role", if link.is_empty() { "master" } else { "slave" });
+    for (name, value) in link {
+        r.field(name, value);
+    }
     for (name, value) in crate::repl::info_lines(srv) {
         r.field(&name, value);
     }
     r.field("master_failover_state", "no-failover");
-    r.field("master_replid", srv.stats.replid.lock().clone());
+    let following = srv.repl.link.is_replica();
+    let master_id = srv.repl.link.master_replid.lock().clone();
+    if following && !master_id.is_empty() {
+        r.field("master_replid", master_id);
+    } else {
+        r.field("master_replid", srv.stats.replid.lock().clone());
+    }
     r.field("master_replid2", "0".repeat(40));
     let backlog = &srv.propagation.backlog;
-    r.field("master_repl_offset", crate::repl::offset(srv));
+    if following {
+        r.field(
+            "master_repl_offset",
+            srv.repl.link.offset.load(Relaxed).max(0),
+        );
+    } else {
+        r.field("master_repl_offset", crate::repl::offset(srv));
+    }
     r.field("second_repl_offset", -1);
     r.field("repl_backlog_active", i64::from(backlog.is_active()));
     r.field("repl_backlog_size", crate::repl::backlog_size(srv));

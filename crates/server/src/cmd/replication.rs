@@ -11,6 +11,8 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("sync", sync),
     ("role", role),
     ("wait", wait),
+    ("replicaof", replicaof),
+    ("slaveof", replicaof),
 ];
 
 /// NET_HOST_STR_LEN: the longest `ip-address` a replica may announce, plus one.
@@ -65,6 +67,41 @@ fn replconf(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.ok();
 }
 
+/// REPLICAOF host port | NO ONE (and SLAVEOF): follow a master, or be one again.
+fn replicaof(ctx: &mut Ctx, argv: &[&[u8]]) {
+    let Some(srv) = ctx.srv.persist.server() else {
+        return ctx.out.error("ERR");
+    };
+    let me = || {
+        ctx.client
+            .info
+            .describe(engine::now_ms(), |_| String::new())
+    };
+    if is(argv[1], "no") && is(argv[2], "one") {
+        if crate::repl::link::unfollow(&srv) {
+            crate::log::notice(&format!(
+                "MASTER MODE enabled (user request from '{}')",
+                me()
+            ));
+        }
+        return ctx.out.ok();
+    }
+    let port = match args::int(argv[2]) {
+        Ok(p) => p as u16,
+        Err(e) => return ctx.out.error(e),
+    };
+    let host = String::from_utf8_lossy(args::c_str(argv[1])).into_owned();
+    if !crate::repl::link::follow(&srv, host.clone(), port) {
+        crate::log::notice("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        return ctx.out.simple("OK Already connected to specified master");
+    }
+    crate::log::notice(&format!(
+        "REPLICAOF {host}:{port} enabled (user request from '{}')",
+        me()
+    ));
+    ctx.out.ok();
+}
+
 /// PSYNC <replid> <offset>: continue from the backlog, or a full resync.
 fn psync(ctx: &mut Ctx, argv: &[&[u8]]) {
     let offset = match args::int(argv[2]) {
@@ -87,6 +124,12 @@ fn become_replica(ctx: &mut Ctx) {
     if ctx.client.become_replica {
         return;
     }
+    if ctx.srv.repl.link.is_replica() {
+        // Deliberate difference: a Skein replica serves no replicas of its own.
+        return ctx
+            .out
+            .error("ERR Skein does not serve replicas while it is a replica itself");
+    }
     ctx.client.become_replica = true;
     ctx.client.close_after_reply = true;
 }
@@ -105,6 +148,9 @@ fn wait(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => return ctx.out.error(e),
     };
     let srv = ctx.srv;
+    if srv.repl.link.is_replica() {
+        return ctx.out.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
     let target = if ctx.client.wrote {
         crate::repl::offset(srv)
     } else {
@@ -139,8 +185,32 @@ fn wait(ctx: &mut Ctx, argv: &[&[u8]]) {
     );
 }
 
-/// ROLE: "master", the stream offset, and the online replicas (ip, port, acked offset).
+/// ROLE: "master", the stream offset, and the online replicas (ip, port, acked offset);
+/// or "slave", its master, the link's state and the offset processed.
 fn role(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    let link = &ctx.srv.repl.link;
+    if let Some((host, port)) = link.master() {
+        use crate::repl::link::{CONNECT, CONNECTED, CONNECTING, SYNC};
+        let state: &[u8] = match link.state.load(Relaxed) {
+            CONNECT => b"connect",
+            CONNECTING => b"connecting",
+            SYNC => b"sync",
+            CONNECTED => b"connected",
+            _ => b"handshake",
+        };
+        ctx.out.array(5);
+        ctx.out.bulk(b"slave");
+        ctx.out.bulk(host.as_bytes());
+        ctx.out.int(i64::from(port));
+        ctx.out.bulk(state);
+        let connected = link.state.load(Relaxed) == CONNECTED;
+        ctx.out.int(if connected {
+            link.offset.load(Relaxed)
+        } else {
+            -1
+        });
+        return;
+    }
     let online: Vec<_> = ctx
         .srv
         .repl

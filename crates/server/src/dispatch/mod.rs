@@ -23,6 +23,9 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Commands that run at once inside MULTI instead of being queued (as in Redis).
+/// A write refused on a read-only replica (shared.roslaveerr).
+pub const READONLY_ERR: &str = "READONLY You can't write against a read only replica.";
+
 const EXEMPT_FROM_QUEUE: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
 
 thread_local! {
@@ -279,9 +282,11 @@ fn check<'t>(
         rejected(client, out, "ERR Command not allowed inside a transaction");
         return None;
     }
-    // The AOF's replaying client runs what the file says, as Redis's fake client does:
-    // no memory limit, no loading state, no disk-error refusal.
-    let replaying = client.id == crate::persist::aof::load::AOF_CLIENT_ID;
+    // The AOF's replaying client runs what the file says, as Redis's fake client does, and
+    // a replica's master client what its master sends (mustObeyClient): no memory limit,
+    // no loading state, no disk-error or read-only refusal.
+    let replaying = client.id == crate::persist::aof::load::AOF_CLIENT_ID
+        || client.id == crate::repl::link::MASTER_CLIENT_ID;
     if !replaying && crate::evict::clients::before_command(srv, &client.info, out.out.capacity()) {
         // Evicted itself (Redis aborts the command; the connection closes unanswered).
         return None;
@@ -303,6 +308,14 @@ fn check<'t>(
                 return None;
             }
         }
+    }
+    if !replaying
+        && srv.repl.link.is_replica()
+        && srv.config.get_bool("replica-read-only")
+        && is_write(srv, client, cmd, argv)
+    {
+        rejected(client, out, READONLY_ERR);
+        return None;
     }
     if let Err(msg) = crate::pubsub::check_context(client, out, cmd) {
         rejected(client, out, &msg);

@@ -15,6 +15,7 @@
 //! backlog at their own pace.
 
 pub mod backlog;
+pub mod link;
 mod replica;
 
 pub use replica::{serve, Request};
@@ -53,6 +54,8 @@ pub struct Repl {
     syncing: AtomicU64,
     /// Clients blocked in WAIT.
     waits: Mutex<Vec<Wait>>,
+    /// The master this server follows (REPLICAOF), if any.
+    pub link: link::Link,
     feeder: std::sync::OnceLock<()>,
 }
 
@@ -79,6 +82,15 @@ impl Repl {
     /// for replication)?
     pub fn syncing(&self) -> bool {
         self.syncing.load(Relaxed) > 0
+    }
+
+    /// Drop every replica's link (CLIENT KILL TYPE replica); returns how many.
+    pub fn disconnect_all(&self) -> usize {
+        let replicas = self.replicas.lock();
+        for r in replicas.iter() {
+            r.gone.store(true, Relaxed);
+        }
+        replicas.len()
     }
 
     /// The connected replicas, in the order they connected.

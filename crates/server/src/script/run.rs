@@ -498,8 +498,20 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
         );
     }
     // scriptVerifyWriteCommandAllow: until the script has written, a write command fails
-    // while writes are denied (a failed save or AOF write).
+    // on a read-only replica, or while writes are denied (a failed save or AOF write).
     if cmd.flags.write && !run.dirty {
+        if srv.repl.link.is_replica()
+            && srv.config.get_bool("replica-read-only")
+            && ctx.client.id != crate::repl::link::MASTER_CLIENT_ID
+        {
+            return refuse(
+                ctx,
+                run,
+                Some(cmd),
+                format!("-{}", crate::dispatch::READONLY_ERR).as_bytes(),
+                raise_errors,
+            );
+        }
         if let Some(msg) = crate::persist::writes_denied(srv) {
             return refuse(
                 ctx,

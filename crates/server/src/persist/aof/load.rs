@@ -41,29 +41,36 @@ struct Replayer {
 impl Replayer {
     /// A replaying client on `worker` (the thread it runs on: its per-worker counters).
     fn new(worker: usize) -> std::io::Result<Replayer> {
-        let poll = mio::Poll::new()?;
-        let mailbox = Arc::new(crate::net::mailbox::Mailbox::new(
-            poll.registry(),
-            mio::Token(0),
-        )?);
-        let info = Arc::new(crate::clients::ClientInfo::new(
-            AOF_CLIENT_ID,
-            crate::clients::ClientAddr {
-                addr: String::new(),
-                laddr: String::new(),
-                fd: -1,
-                is_unix: false,
-            },
-            0,
-            0,
-            mailbox,
-        ));
+        let (client, poll) = internal_client(AOF_CLIENT_ID, worker)?;
         Ok(Replayer {
-            client: ClientState::detached(AOF_CLIENT_ID, 0, worker, info),
+            client,
             out: ReplyBuf::default(),
             _poll: poll,
         })
     }
+}
+
+/// A client with no connection (the AOF's replaying client, a replica's master client),
+/// counted as `worker`'s; the poll its mailbox needs lives as long as it.
+pub fn internal_client(id: u64, worker: usize) -> std::io::Result<(ClientState, mio::Poll)> {
+    let poll = mio::Poll::new()?;
+    let mailbox = Arc::new(crate::net::mailbox::Mailbox::new(
+        poll.registry(),
+        mio::Token(0),
+    )?);
+    let info = Arc::new(crate::clients::ClientInfo::new(
+        id,
+        crate::clients::ClientAddr {
+            addr: String::new(),
+            laddr: String::new(),
+            fd: -1,
+            is_unix: false,
+        },
+        0,
+        0,
+        mailbox,
+    ));
+    Ok((ClientState::detached(id, 0, worker, info), poll))
 }
 
 /// fgets: the next line (up to '\n', at most LINE_MAX-1 bytes) from `pos`, or None at
