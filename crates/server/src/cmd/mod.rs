@@ -83,6 +83,9 @@ pub struct ClientState {
     /// script's error table saying `ignore_error_stats_update`): the dispatcher counts
     /// the command's failure only.
     pub error_counted: bool,
+    /// Failed calls the running command counts beyond its own reply's (a script's
+    /// reply holding error replies).
+    pub extra_failures: u64,
     /// The client reads the propagation stream (DEBUG PROPAGATION START).
     pub propagation_reader: bool,
     /// What REPLCONF said, and PSYNC/SYNC's request: once its replies are written, the
@@ -124,6 +127,7 @@ impl ClientState {
             redacted: 0,
             uncounted_error: false,
             error_counted: false,
+            extra_failures: 0,
             propagation_reader: false,
             replconf: Default::default(),
             become_replica: false,

@@ -393,6 +393,8 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
     }
     let c = &cmd.counters[worker];
     let counted = std::mem::take(&mut ctx.client.error_counted);
+    c.failed
+        .fetch_add(std::mem::take(&mut ctx.client.extra_failures), Relaxed);
     if ctx.out.out.get(before) == Some(&b'-') && !std::mem::take(&mut ctx.client.uncounted_error) {
         c.failed.fetch_add(1, Relaxed);
         if !counted {

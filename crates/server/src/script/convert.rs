@@ -127,11 +127,14 @@ pub fn error_counted(v: &Value, raised: bool) -> bool {
         return false;
     };
     let is_err = raised || matches!(t.raw_get::<Value>("err"), Ok(Value::String(_)));
-    is_err
-        && matches!(
-            t.get::<Value>("ignore_error_stats_update"),
-            Ok(Value::Boolean(true))
-        )
+    is_err && says_counted(t)
+}
+
+fn says_counted(t: &Table) -> bool {
+    matches!(
+        t.get::<Value>("ignore_error_stats_update"),
+        Ok(Value::Boolean(true))
+    )
 }
 
 /// Set `ignore_error_stats_update = true` in the error table on top of the stack (the
@@ -344,15 +347,39 @@ fn c_cast_i64(d: f64) -> i64 {
     }
 }
 
-/// Redis's luaReplyToRedisReply: `v` as the reply to the client. `script_resp3`: the
-/// protocol the script chose with `redis.setresp` (booleans depend on it).
-pub fn lua_to_reply(v: &Value, out: &mut ReplyBuf, script_resp3: bool) -> mlua::Result<()> {
-    write(v, out, script_resp3, 0)
+/// The error replies written inside an array, map or set of a script's reply, which
+/// Redis counts as it writes them (afterErrorReply), as the script's failed call.
+#[derive(Default)]
+pub struct NestedErrors {
+    /// Those from tables saying `ignore_error_stats_update`: a failed call each.
+    pub counted: u64,
+    /// The texts (after the `-`) of the others: an error stat each.
+    pub texts: Vec<Vec<u8>>,
 }
 
-fn write(v: &Value, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua::Result<()> {
+/// Redis's luaReplyToRedisReply: `v` as the reply to the client. `script_resp3`: the
+/// protocol the script chose with `redis.setresp` (booleans depend on it).
+pub fn lua_to_reply(
+    v: &Value,
+    out: &mut ReplyBuf,
+    script_resp3: bool,
+) -> mlua::Result<NestedErrors> {
+    let mut errs = NestedErrors::default();
+    write(v, out, script_resp3, 0, &mut errs)?;
+    Ok(errs)
+}
+
+fn write(
+    v: &Value,
+    out: &mut ReplyBuf,
+    resp3: bool,
+    depth: usize,
+    errs: &mut NestedErrors,
+) -> mlua::Result<()> {
     if depth > MAX_DEPTH {
-        out.error("reached lua stack limit");
+        const MSG: &str = "ERR reached lua stack limit";
+        out.error(MSG);
+        errs.texts.push(MSG.as_bytes().to_vec());
         return Ok(());
     }
     match v {
@@ -368,13 +395,19 @@ fn write(v: &Value, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua::Resu
         }
         Value::Integer(i) => out.int(*i),
         Value::Number(n) => out.int(c_cast_i64(*n)),
-        Value::Table(t) => return write_table(t, out, resp3, depth),
+        Value::Table(t) => return write_table(t, out, resp3, depth, errs),
         _ => out.null(),
     }
     Ok(())
 }
 
-fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua::Result<()> {
+fn write_table(
+    t: &Table,
+    out: &mut ReplyBuf,
+    resp3: bool,
+    depth: usize,
+    errs: &mut NestedErrors,
+) -> mlua::Result<()> {
     if let Value::String(e) = t.raw_get::<Value>("err")? {
         // A C string, whose CR and LF at the end addReplyErrorFormatEx drops.
         let e = e.as_bytes();
@@ -384,6 +417,11 @@ fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua
             .rposition(|&b| b != b'\r' && b != b'\n')
             .map_or(0, |i| i + 1);
         raw_error(out, &e[..end]);
+        if depth > 0 && says_counted(t) {
+            errs.counted += 1;
+        } else if depth > 0 {
+            errs.texts.push(e[..end].to_vec());
+        }
         return Ok(());
     }
     if let Value::String(s) = t.raw_get::<Value>("ok")? {
@@ -429,8 +467,8 @@ fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua
         let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
         out.map(pairs.len());
         for (k, v) in &pairs {
-            write(k, out, resp3, depth + 1)?;
-            write(v, out, resp3, depth + 1)?;
+            write(k, out, resp3, depth + 1, errs)?;
+            write(v, out, resp3, depth + 1, errs)?;
         }
         return Ok(());
     }
@@ -441,7 +479,7 @@ fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua
             .collect::<mlua::Result<_>>()?;
         out.set(keys.len());
         for k in &keys {
-            write(k, out, resp3, depth + 1)?;
+            write(k, out, resp3, depth + 1, errs)?;
         }
         return Ok(());
     }
@@ -454,7 +492,7 @@ fn write_table(t: &Table, out: &mut ReplyBuf, resp3: bool, depth: usize) -> mlua
     }
     out.array(items.len());
     for v in &items {
-        write(v, out, resp3, depth + 1)?;
+        write(v, out, resp3, depth + 1, errs)?;
     }
     Ok(())
 }

@@ -252,8 +252,12 @@ fn attempt_run(
     match result {
         Ok((true, v)) => {
             let resp3 = RUN.with(|r| r.resp3.get());
-            convert::lua_to_reply(&v, ctx.out, resp3).map_err(lua_err)?;
+            let nested = convert::lua_to_reply(&v, ctx.out, resp3).map_err(lua_err)?;
             ctx.client.error_counted = convert::error_counted(&v, false);
+            for text in &nested.texts {
+                dispatch::count_error_stat(ctx.srv, ctx.client.worker, text);
+            }
+            ctx.client.extra_failures = nested.counted + u64::from(!nested.texts.is_empty());
         }
         Ok((false, err)) => {
             script_error(ctx.out, &err, target);
