@@ -370,6 +370,12 @@ class ModeSteps:
             elif r.random() < 0.05:
                 cmds.append(r.choice([["AUTH", "x"], ["HELLO", "2", "AUTH", "a", "b"],
                                       ["CONFIG", "GET", "hz"]]))
+            elif r.random() < 0.12:  # a transaction, sent at once (a list of commands)
+                block = [self.plain_command(strict=True)[1]
+                         for _ in range(r.randint(0, 3))]
+                if r.random() < 0.2:
+                    block.insert(r.randint(0, len(block)), ["NOSUCHCMD"])
+                cmds.append([["MULTI"]] + block + [[r.choice(["EXEC", "EXEC", "DISCARD"])]])
             else:
                 cmds.append(self.plain_command(strict=True)[1])
         return "monitor", cmds
@@ -562,10 +568,12 @@ class ModeRunner:
         for c in mon:
             c.call("MONITOR")
         for cmd in cmds:
-            enc = [a.encode("latin-1") for a in cmd]
-            a, b = (c.call(*enc) for c in writer)
-            if a != b and cmd[0] not in ("AUTH", "HELLO"):
-                self.mode_diff("monitor", "writer: " + " ".join(cmd)[:200], a, b)
+            block = cmd if isinstance(cmd[0], list) else [cmd]
+            got = [c.pipeline([[a.encode("latin-1") for a in x] for x in block])
+                   for c in writer]
+            cmd = [" ".join(x) for x in block] if block is cmd else cmd
+            if got[0] != got[1] and cmd[0] not in ("AUTH", "HELLO"):
+                self.mode_diff("monitor", "writer: " + " ".join(cmd)[:200], *got)
             got = [[monitor_line(f) for f in g] for g in self.drain(mon, via=writer)]
             if got[0] != got[1]:
                 self.mode_diff("monitor", " ".join(cmd)[:200], *got)
