@@ -266,9 +266,13 @@ class ModeSteps:
                 acts.append(["sub", self.rand_case(r.choice(
                     ["UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"]))] +
                     r.sample(CHANNELS + SUB_PATTERNS, r.choice([0, 0, 1, 2])))
-            elif k < 0.72:
+            elif k < 0.66:
                 acts.append(["pub", self.rand_case(r.choice(["PUBLISH", "PUBLISH", "SPUBLISH"])),
                              r.choice(CHANNELS), r.choice(MESSAGES)])
+            elif k < 0.72:  # from a script
+                acts.append(["pub", "EVAL", "return redis.call('%s', ARGV[1], ARGV[2])"
+                             % r.choice(["PUBLISH", "SPUBLISH"]), "0", r.choice(CHANNELS),
+                             r.choice(MESSAGES)])
             elif k < 0.82:
                 acts.append(["sub"] + r.choice([
                     ["PING"], ["PING", "x"], ["PING", "a", "b"], ["GET", "k1"],
@@ -344,7 +348,11 @@ class ModeSteps:
                     ["APPEND", key, "x"], ["MSET", key, "1", r.choice(self.keys), "2"],
                     ["EXPIRE", key, "0"], ["FLUSHDB"], ["SADD", key, "m"],
                     ["HSET", key, "a", "b"], ["RENAME", key, r.choice(self.keys)],
-                    ["SET", key, "v", "XX"], ["GETDEL", key]]))
+                    ["SET", key, "v", "XX"], ["GETDEL", key],
+                    # Tracking goes by key name, whatever the database.
+                    ["SELECT", r.choice(["0", "1"])], ["MOVE", key, "1"], ["SWAPDB", "0", "1"],
+                    ["COPY", key, r.choice(self.keys), "DB", r.choice(["0", "1"])],
+                    ["FLUSHALL"], ["FLUSHALL", "ASYNC"], ["FLUSHDB", "SYNC"]]))
             elif k < 0.7:
                 acts.append(["write"] + self.plain_command(strict=True, keyed=True)[1])
             elif k < 0.8:
