@@ -302,6 +302,12 @@ class ModeSteps:
             if k < 0.08:
                 cmds.append(["eval", ["EVAL", r.choice(NOTIFY_SCRIPTS), "1",
                                       r.choice(self.keys)]])
+            elif k < 0.11:  # another database's events
+                key = r.choice(self.keys)
+                cmds.append(r.choice([["select", ["SELECT", r.choice(["0", "1", "9"])]],
+                                      ["move", ["MOVE", key, "1"]],
+                                      ["swapdb", ["SWAPDB", "0", "1"]],
+                                      ["copy", ["COPY", key, key, "DB", "1", "REPLACE"]]]))
             elif k < 0.14:  # (the events of a transaction's commands come with EXEC)
                 cmds += [["multi", ["MULTI"]]] + [
                     self.plain_command(strict=True, keyed=True)
