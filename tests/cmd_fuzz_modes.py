@@ -416,6 +416,13 @@ class ModeSteps:
             body = pre + body.format(s=lua_literal(text))
         if r.random() < 0.3:
             body = "local x = 1\n" + body
+        inner = rule.split(":")[-1]
+        strict = not (self.rules.get(inner) or self.rules.get(inner.split("|")[0]))
+        if strict and r.random() < 0.3:  # the same body as a function
+            code = "#!lua name=fzlib\nredis.register_function('fzf', function(keys, args)\n" \
+                + body + "\nend)"
+            return "pipeline", [["function|load", ["FUNCTION", "LOAD", "REPLACE", code]],
+                                ["fcall", ["FCALL", "fzf", "0"]]]
         return "lua", [rule, "EVAL", body, "0"]
 
     def mode_step(self, kinds):
