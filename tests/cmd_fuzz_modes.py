@@ -216,6 +216,11 @@ class ModeSteps:
                 break
         args = self.well_formed(name) if r.random() < 0.85 else self.malformed(name)
         words = [inline_word(r, a) for a in args]
+        if len(words) > 1 and r.random() < 0.1:  # escapes sdssplitargs reads its own way
+            words[r.randrange(1, len(words))] = r.choice(
+                ['"\\xZZ"', '"\\x4"', '"\\x4g"', '"\\q\\z"', '"a\\"b"', "'a\\b'",
+                 "'a\\'b'", '"\\x00\\xFf"', '""', "''", '"\\"', 'a"b"c', "a'b'",
+                 '"\\\\"', '"\\t\\v"'])
         sep = [r.choice([" ", " ", " ", "  ", "\t"]) for _ in words]
         line = "".join(w + s for w, s in zip(words, sep)).rstrip(" \t")
         k = r.random()
