@@ -123,6 +123,15 @@ def is_message(frame):
         b"message", b"pmessage", b"smessage")
 
 
+def to_reply(conn, cmd):
+    """Send `cmd`; what comes back up to its reply (pushes before it included)."""
+    conn.send_raw(encode(cmd))
+    frames = [conn.read_reply()]
+    while is_push(frames[-1]):
+        frames.append(conn.read_reply())
+    return frames
+
+
 def sort_push_runs(frames, member=is_push):
     """Each run of consecutive pushes (`member`s) as a multiset (which of several
     patterns or keys comes first is hash-table order), everything else where it is."""
@@ -369,6 +378,11 @@ class ModeSteps:
             elif k < 0.8:
                 acts.append(["self"] + r.choice([["SET", key, "own"], ["DEL", key],
                                                  ["INCR", key]]))
+            elif k < 0.84:  # a transaction of the tracking client
+                acts += [["read", "MULTI"]] + [r.choice([
+                    ["read", "GET", key], ["self", "SET", key, "t"], ["read", "MGET", key, "k2"],
+                    ["read", "CLIENT", "CACHING", "YES"]]) for _ in range(r.randint(0, 3))] + \
+                    [["read", r.choice(["EXEC", "EXEC", "DISCARD"])]]
             elif k < 0.92:
                 acts.append(["read", "CLIENT", "CACHING", self.rand_case(
                     r.choice(["YES", "NO", "yes", "maybe"]))])
@@ -574,20 +588,28 @@ class ModeRunner:
                for i, c in enumerate(tracker)]
         if got[0] != got[1]:
             self.mode_diff("tracking", "CLIENT TRACKING ON %s" % " ".join(opts), *got)
+        in_multi = False  # (the tracking client's PING would be queued: no drain then)
         for act in acts:
             who, cmd = act[0], [a.encode("latin-1") for a in act[1:]]
             what = "%s %s (tracking %s)" % (who, b" ".join(cmd)[:200], " ".join(opts))
             conn = writer if who == "write" else tracker
-            if conn is sink:
+            low = cmd[0].lower()
+            if conn is sink and (in_multi or low == b"multi"):
+                got = [sort_push_runs(to_reply(c, cmd)) for c in conn]
+            elif conn is sink:
                 for c in conn:
                     c.send_raw(encode(cmd))
+                got = [sort_push_runs(g) for g in self.drain(sink)]
             else:
                 got = [c.call(*cmd) for c in conn]
                 if got[0] != got[1]:
                     self.mode_diff("tracking", what + " (reply)", *got)
-            got = [sort_push_runs(g) for g in self.drain(sink)]
+                got = [sort_push_runs(g) for g in self.drain(sink)] if not (
+                    in_multi and sink is tracker) else got
             if got[0] != got[1]:
                 self.mode_diff("tracking", what, *got)
+            if conn is tracker:
+                in_multi = low == b"multi" or (in_multi and low not in (b"exec", b"discard"))
 
     def run_monitor(self, cmds):
         mon, writer = self.open_pair(), self.open_pair()
