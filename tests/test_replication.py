@@ -298,7 +298,7 @@ def follower(fresh_skein, master, extra=()):
     """A Skein following `master` (a redis-server or a Skein), link up."""
     sk = fresh_skein(extra=["--replicaof", "127.0.0.1", str(master.port), *extra], workers=2)
     sc = RawConn(sk.port)
-    wait_for(lambda: info(sc)["master_link_status"] == "up", "the link to come up")
+    wait_for(lambda: info(sc).get("master_link_status") == "up", "the link to come up")
     return sk, sc
 
 
@@ -367,3 +367,19 @@ def test_skein_replica_of_skein_by_replicaof(fresh_skein):
     assert rc.call("EXISTS", "only-here") == b":0\r\n"
     # A replica serves no replicas of its own (a deliberate difference).
     assert rc.call("PSYNC", "?", "-1").startswith(b"-ERR Skein does not serve replicas")
+
+
+def test_skein_replica_with_the_aof_on(fresh_redis, fresh_skein):
+    """After a full sync the replica's AOF starts again from a rewrite of the new dataset
+    (as Redis's does), then takes the master's stream: it alone rebuilds the dataset."""
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "0"])
+    mc = RawConn(red.port)
+    preload(mc)
+    sk, sc = follower(fresh_skein, red, extra=["--appendonly", "yes"])
+    workload(red.port, "w", 30)
+    caught_up(mc, sc)
+    wait_for(lambda: info(sc, "persistence")["aof_rewrite_in_progress"] == "0"
+             and info(sc, "persistence")["aof_rewrite_scheduled"] == "0", "the rewrite")
+    same_data(mc, sc)
+    assert sc.call("DEBUG", "LOADAOF") == b"+OK\r\n"
+    same_data(mc, sc)

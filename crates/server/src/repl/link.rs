@@ -352,6 +352,7 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
             return Ok(());
         }
         load_snapshot(srv, &payload)?;
+        restart_aof(srv);
         *link.master_replid.lock() = id.to_string();
         link.offset.store(off, Relaxed);
         link.db.store(0, Relaxed);
@@ -400,6 +401,19 @@ fn load_snapshot(srv: &Server, payload: &[u8]) -> io::Result<()> {
         Err(_) => Err(io::Error::other(
             "Failed trying to load the MASTER synchronization DB",
         )),
+    }
+}
+
+/// After a full sync, an AOF that was on starts again from a rewrite of the new dataset
+/// (Redis's restartAOFAfterSYNC): what it held is no longer this server's data.
+fn restart_aof(srv: &Server) {
+    use crate::persist::aof;
+    if !srv.persist.aof.is_on() {
+        return;
+    }
+    aof::stop(srv);
+    if aof::rewrite::turn_on(srv).is_err() {
+        log::warning("Failed enabling the AOF after successful master synchronization!");
     }
 }
 
