@@ -10,6 +10,7 @@ SENTINEL) comes back, so that the whole stream, pushes included, is compared.
 """
 import re
 import socket
+import time
 
 from resp_client import RawConn, encode, parse
 
@@ -322,7 +323,10 @@ class ModeSteps:
                                       ["move", ["MOVE", key, "1"]],
                                       ["swapdb", ["SWAPDB", "0", "1"]],
                                       ["copy", ["COPY", key, key, "DB", "1", "REPLACE"]]]))
-            elif k < 0.14:  # (the events of a transaction's commands come with EXEC)
+            elif k < 0.17:  # a blocked command served (or not) by another's write
+                _, (blocking, other, name) = self.blocked_pair()
+                cmds.append(["blocked", [blocking, other, name]])
+            elif k < 0.2:  # (the events of a transaction's commands come with EXEC)
                 cmds += [["multi", ["MULTI"]]] + [
                     self.plain_command(strict=True, keyed=True)
                     for _ in range(r.randint(1, 3))] + [["exec", ["EXEC"]]]
@@ -558,10 +562,15 @@ class ModeRunner:
             self.mode_diff("notify", "CONFIG SET notify-keyspace-events %r" % flags, *got)
         try:
             for name, cmd in cmds:
-                enc = [a.encode("latin-1") for a in cmd]
-                a, b = (c.call(*enc) for c in writer)
-                if not self.judge(name, cmd, a, b):
-                    self.mode_diff("notify", "writer: " + " ".join(cmd)[:200], a, b)
+                if name == "blocked":
+                    waiter = getattr(self, "waiter", None) or self.open_pair(proto=2)
+                    self.waiter = waiter
+                    cmd, name = self.serve_blocked(waiter, writer, *cmd)
+                else:
+                    enc = [a.encode("latin-1") for a in cmd]
+                    a, b = (c.call(*enc) for c in writer)
+                    if not self.judge(name, cmd, a, b):
+                        self.mode_diff("notify", "writer: " + " ".join(cmd)[:200], a, b)
                 got = self.drain(sub)
                 # Active expiry is timing: its events are not compared. Events of
                 # different keys of one command may come in either order.
@@ -571,9 +580,25 @@ class ModeRunner:
                     self.mode_diff("notify", "flags %r, %s" % (flags, " ".join(cmd)[:200]),
                                    *got)
         finally:
+            self.waiter = None
             for c in writer:
                 c.call("CONFIG", "SET", "notify-keyspace-events", saved)
 
+    def serve_blocked(self, waiter, writer, blocking, other, name):
+        """`blocking` on `waiter`, then `other` on `writer` once it waits; both replies
+        compared. Returns the two as one command, and `other`'s name."""
+        for c in waiter:
+            c.send_raw(encode([a.encode("latin-1") for a in blocking]))
+        time.sleep(0.03)
+        a, b = (c.call(*[x.encode("latin-1") for x in other]) for c in writer)
+        if not self.judge(name, other, a, b):
+            self.mode_diff("notify", "writer: " + " ".join(other)[:200], a, b)
+        x, y = (c.read_reply() for c in waiter)
+        if x != y:
+            self.mode_diff("notify", "blocked: " + " ".join(blocking)[:200], x, y)
+        for c in writer:  # (leave no transaction open)
+            c.call("DISCARD")
+        return blocking + ["/"] + other, name
     def run_tracking(self, args):
         opts, redirect, acts = args
         tracker, writer = self.open_pair(), self.open_pair()
