@@ -287,11 +287,10 @@ fn memory_section(srv: &Server, r: &mut Report) {
     r.field("mem_fragmentation_ratio", ratio(rss, used));
     r.field("mem_fragmentation_bytes", rss as i64 - used as i64);
     r.field("mem_not_counted_for_evict", crate::evict::not_counted(srv));
-    r.zeros(&[
-        "mem_replication_backlog",
-        "mem_total_replication_buffers",
-        "mem_clients_slaves",
-    ]);
+    let backlog = srv.propagation.backlog.bytes();
+    r.field("mem_replication_backlog", backlog);
+    r.field("mem_total_replication_buffers", backlog);
+    r.field("mem_clients_slaves", 0);
     r.field("mem_clients_normal", mh.clients_normal);
     r.field("mem_cluster_links", 0);
     r.field("mem_aof_buffer", mh.aof_buffer);

@@ -46,11 +46,19 @@ pub fn maxmemory(srv: &Server) -> u64 {
 /// replica output buffers and the AOF buffer): here the propagated writes kept for the
 /// stream's reader.
 pub fn not_counted(srv: &Server) -> u64 {
-    if srv.persist.aof.is_on() {
-        crate::persist::aof::buffer_bytes(srv)
-    } else {
-        srv.propagation.buffered()
-    }
+    // The backlog counts up to its size; what it keeps beyond for a slow replica does
+    // not (freeMemoryGetNotCountedMemory's replication buffer).
+    let backlog = srv
+        .propagation
+        .backlog
+        .bytes()
+        .saturating_sub(crate::repl::backlog_size(srv));
+    backlog
+        + if srv.persist.aof.is_on() {
+            crate::persist::aof::buffer_bytes(srv)
+        } else {
+            srv.propagation.buffered()
+        }
 }
 
 /// How far over the limit the counted memory is (getMaxmemoryState's `tofree`): 0 when

@@ -99,6 +99,11 @@ impl Backlog {
         self.grown.notify_all();
     }
 
+    /// Bytes it holds (INFO mem_replication_backlog).
+    pub fn bytes(&self) -> u64 {
+        crate::alloc::size_class(self.inner.lock().buf.capacity())
+    }
+
     /// master_repl_offset: bytes fed so far.
     pub fn offset(&self) -> u64 {
         self.offset.load(Relaxed)
