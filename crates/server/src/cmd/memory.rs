@@ -90,7 +90,11 @@ fn memory_stats(ctx: &mut Ctx, _argv: &[&[u8]]) {
     int(out, "peak.allocated", mh.peak as i64);
     int(out, "total.allocated", mh.total as i64);
     int(out, "startup.allocated", mh.startup as i64);
-    int(out, "replication.backlog", ctx.srv.propagation.backlog.bytes() as i64);
+    int(
+        out,
+        "replication.backlog",
+        ctx.srv.propagation.backlog.bytes() as i64,
+    );
     int(out, "clients.slaves", 0);
     int(out, "clients.normal", mh.clients_normal as i64);
     int(out, "cluster.links", 0);
