@@ -433,6 +433,27 @@ def publisher(port, i, results):
     c.close()
 
 
+@pytest.mark.parametrize("proto", [2, 3])
+def test_silenced_confirmation_comes_before_messages(proto, fresh_skein):
+    """Under CLIENT REPLY OFF a subscription's confirmation (a push, sent anyway) comes
+    before any message published to the channel once it is registered, as in Redis: it
+    goes through the subscriber's inbox ahead of the registration (found by cmd_fuzz's
+    subscribe steps; a publisher on another worker could overtake it)."""
+    sk = fresh_skein(workers=4)
+    for i in range(200):
+        sub, pub = RawConn(sk.port), RawConn(sk.port)
+        if proto == 3:
+            sub.call("HELLO", "3")
+        sub.send_raw(encode(["CLIENT", "REPLY", "OFF"]) + encode(["SUBSCRIBE", "q%d" % i]))
+        for _ in range(10000):
+            if pub.call("PUBLISH", "q%d" % i, "m") != b":0\r\n":
+                break
+        first = parse(sub.read_reply())
+        assert first[0] == b"subscribe", (i, first)
+        sub.close()
+        pub.close()
+
+
 def test_delivery_across_workers(fresh_skein):
     srv = fresh_skein(workers=4)
     subs = [Subscriber(srv.port, False) for _ in range(CHANNEL_ONLY)]

@@ -19,7 +19,7 @@ mod subscribe;
 
 pub use client::{ClientPubSub, Delivery, Published, Pushed, Subscriptions};
 pub use registry::{ChannelMap, Patterns, Registry};
-pub use subscribe::{leave_all, subscribe, unsubscribe, Kind};
+pub use subscribe::{count_after, leave_all, subscribe, unsubscribe, Kind};
 
 use crate::clients::{flag, ClientInfo};
 use crate::cmd::table::CommandDef;
@@ -183,7 +183,7 @@ pub fn check_context(client: &ClientState, out: &ReplyBuf, cmd: &CommandDef) -> 
 }
 
 /// CLIENT REPLY OFF / SKIP in force for the running command (they do not silence pushes).
-fn silenced(ctx: &Ctx) -> bool {
+pub fn silenced(ctx: &Ctx) -> bool {
     matches!(ctx.client.reply_mode, ReplyMode::Off | ReplyMode::Skipping)
 }
 

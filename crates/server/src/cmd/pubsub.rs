@@ -4,6 +4,7 @@
 use super::help::{reply_help, subcommand_syntax_error};
 use super::{Ctx, Handler};
 use crate::pubsub::{self, ChannelMap, Kind};
+use resp::ReplyBuf;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("subscribe", subscribe),
@@ -25,16 +26,30 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 /// Subscribe to `argv[1..]` and confirm each one: [word, name, count].
 fn subscribe_kind(ctx: &mut Ctx, argv: &[&[u8]], kind: Kind) {
     let info = ctx.client.info.clone();
-    let counts = pubsub::subscribe(&ctx.srv.pubsub, &info, kind, &argv[1..]);
     let word = kind.words().0;
+    let confirm = |out: &mut ReplyBuf, name: &[u8], n: usize| {
+        out.push(3);
+        out.bulk(word);
+        out.bulk(name);
+        out.int(n as i64);
+    };
+    if pubsub::silenced(ctx) {
+        // The confirmations go through the inbox, as messages do: each is queued before
+        // its subscription is registered, so a message published to the channel comes
+        // after it.
+        for &name in &argv[1..] {
+            let n = pubsub::count_after(&info, kind, name);
+            pubsub::emit(ctx, false, |out| confirm(out, name, n));
+            pubsub::subscribe(&ctx.srv.pubsub, &info, kind, &[name]);
+        }
+        return;
+    }
+    let counts = pubsub::subscribe(&ctx.srv.pubsub, &info, kind, &argv[1..]);
     // Messages queued before were published to earlier subscriptions; any for these
     // channels were published after them: the confirmations go first.
     pubsub::emit(ctx, false, |out| {
         for (name, n) in argv[1..].iter().zip(counts) {
-            out.push(3);
-            out.bulk(word);
-            out.bulk(name);
-            out.int(n as i64);
+            confirm(out, name, n);
         }
     });
 }

@@ -111,6 +111,12 @@ pub fn subscribe(reg: &Registry, c: &Arc<ClientInfo>, kind: Kind, names: &[&[u8]
     counts
 }
 
+/// The count a confirmation of subscribing `c` to `name` will report.
+pub fn count_after(c: &ClientInfo, kind: Kind, name: &[u8]) -> usize {
+    let s = c.pubsub.subs.lock();
+    kind.count(&s) + usize::from(!kind.has(&s, name))
+}
+
 /// Unsubscribe `c` from `names`, or from everything of `kind` when `names` is empty.
 /// Returns what each confirmation reports: the name (none when there was nothing to
 /// leave) and the count after it.
