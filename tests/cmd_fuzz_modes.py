@@ -296,7 +296,8 @@ class ModeSteps:
                     ["PUBSUB", "SHARDNUMSUB", "c1"], ["PUBSUB", "CHANNELS"],
                     ["PUBSUB", "SHARDCHANNELS", "*"], ["QUUX"], ["SUBSCRIBE"],
                     ["CLIENT", "ID", "x"], ["SET", "k9", "v"], ["HELLO", "2"],
-                    ["HELLO", "3"]]))
+                    ["HELLO", "3"], ["CLIENT", "REPLY", r.choice(["OFF", "SKIP", "ON"])],
+                    ["CLIENT", "REPLY", "ON"]]))
             elif k < 0.9:
                 acts.append(["pub", "PUBSUB", self.rand_case(r.choice(
                     ["NUMSUB", "SHARDNUMSUB"]))] + r.sample(CHANNELS, n))
@@ -496,6 +497,30 @@ class ModeRunner:
             out.append(frames)
         return out
 
+    def push_drain(self, sub, pub):
+        """What each subscriber of `sub` sends until a message published (from `pub`) to
+        a new sentinel channel, which it subscribes first: pushes are sent whatever
+        CLIENT REPLY says. Published once the subscription is in place (so the subscriber
+        has run everything sent before; PUBSUB NUMSUB counts no pattern)."""
+        self.sentinels = getattr(self, "sentinels", 0) + 1
+        chan = SENTINEL + b"-%d" % self.sentinels
+        out = []
+        for s, p in zip(sub, pub):
+            s.send_raw(encode([b"SUBSCRIBE", chan]))
+            for _ in range(400):
+                if parse(p.call("PUBSUB", "NUMSUB", chan))[1] > 0:
+                    break
+                time.sleep(0.005)
+            p.call("PUBLISH", chan, SENTINEL)
+            frames = []
+            while True:
+                f = s.read_reply()
+                if is_message(f) and parse(f)[1] == chan:
+                    break
+                frames.append(f)
+            out.append(frames)
+        return out
+
     def mode_diff(self, kind, what, a, b):
         self.failures.append("#%d RESP%d %s: %s\n  redis: %r\n  skein: %r"
                              % (self.sent, self.proto, kind, what, a, b))
@@ -530,6 +555,7 @@ class ModeRunner:
 
     def run_subscribe(self, acts):
         sub, pub = self.open_pair(), self.open_pair()
+        quiet = False  # (after CLIENT REPLY OFF or SKIP the PING may answer nothing)
         for act in acts:
             who, cmd = act[0], [a.encode("latin-1") for a in act[1:]]
             what = "%s %s" % (who, b" ".join(cmd)[:200])
@@ -544,7 +570,10 @@ class ModeRunner:
             else:
                 for c in sub:
                     c.send_raw(encode(cmd))
-            got = self.drain(sub)
+            low = [x.lower() for x in cmd]
+            if low[:2] == [b"client", b"reply"]:
+                quiet = low[2:] != [b"on"]
+            got = self.push_drain(sub, pub) if quiet else self.drain(sub)
             got = [unordered(cmd, who, g) for g in got]
             if cmd[0].lower() == b"hello":  # (its map holds the connection's id)
                 got = [[f[:1] for f in g] for g in got]
