@@ -29,7 +29,7 @@ bench() {
   local port=$1 c0 c1 rps
   c0=$(cpu "$port")
   rps=$(redis-benchmark -p "$port" -t set -n "$N" -c 50 -P "$P" -d 100 -r 100000 -q \
-    | awk '/requests per second/ {print $2}' | tail -1)
+    | tr '\r' '\n' | awk '/requests per second/ {print $2}' | tail -1)
   c1=$(cpu "$port")
   python3 -c "print('%s ops/s, %.2f CPU s/M' % ('$rps', ($c1 - $c0) / $N * 1e6))"
 }
