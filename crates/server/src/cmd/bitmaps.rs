@@ -58,25 +58,21 @@ fn string_for_bits<'k>(
     if !exists {
         keys.insert(key, StrRef::Raw(&[]), NO_EXPIRE, Event::NONE);
     }
-    let mut e = keys.modify(key, event).ok_or(WRONGTYPE)?;
-    if !exists {
-        e.mark_changed();
-    }
+    let e = keys.modify(key, event).ok_or(WRONGTYPE)?;
     Ok((e, !exists))
 }
 
-/// The bytes of `e` made `raw` and zero-padded so that bit `maxbit` exists (growing them
-/// counts as a change; writing them is the caller's to count).
-fn bits_upto<'e>(e: &'e mut EntryMut<'_>, maxbit: u64) -> &'e mut Vec<u8> {
+/// The bytes of `e` made `raw` and zero-padded so that bit `maxbit` exists, and whether
+/// they grew. Marking the change is the caller's: Redis's lookupStringForBitCommand
+/// reports creation or growth as `dirty`, which counts only with a write.
+fn bits_upto<'e>(e: &'e mut EntryMut<'_>, maxbit: u64) -> (&'e mut Vec<u8>, bool) {
     let need = (maxbit >> 3) as usize + 1;
-    if e.value().as_str().is_some_and(|s| s.len() < need) {
-        e.mark_changed();
-    }
     let data = e.make_raw_unmarked();
-    if data.len() < need {
+    let grown = data.len() < need;
+    if grown {
         data.resize(need, 0);
     }
-    data
+    (data, grown)
 }
 
 fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -88,17 +84,17 @@ fn setbit(ctx: &mut Ctx, argv: &[&[u8]]) {
         Some(v @ (0 | 1)) => v as u8,
         _ => return ctx.out.error(BIT_VALUE_ERR),
     };
-    let (mut e, _) = match string_for_bits(ctx.keys, argv[1], Event::string("setbit")) {
+    let (mut e, created) = match string_for_bits(ctx.keys, argv[1], Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
-    let data = bits_upto(&mut e, offset);
+    let (data, grown) = bits_upto(&mut e, offset);
     let byte = (offset >> 3) as usize;
     let shift = 7 - (offset & 7) as u32;
     let old = (data[byte] >> shift) & 1;
     data[byte] = (data[byte] & !(1 << shift)) | (on << shift);
     // Setting a bit to what it was is no change (unless the string was created or grown).
-    if old != on {
+    if created || grown || old != on {
         e.mark_changed();
     }
     ctx.out.int(i64::from(old));
@@ -662,11 +658,14 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
             .out
             .error("ERR BITFIELD_RO only supports the GET subcommand");
     }
-    let (mut e, _) = match string_for_bits(ctx.keys, key, Event::string("setbit")) {
+    let (mut e, created) = match string_for_bits(ctx.keys, key, Event::string("setbit")) {
         Ok(e) => e,
         Err(e) => return ctx.out.error(e),
     };
-    let data = bits_upto(&mut e, highest);
+    let (data, grown) = bits_upto(&mut e, highest);
+    // A write counts when the string was created or grown, or it changed the field; one
+    // that OVERFLOW FAIL stopped never does (Redis's `changes`).
+    let dirty = created || grown;
     let mut changed = false;
     ctx.out.array(fields.len());
     for f in &fields {
@@ -675,10 +674,12 @@ fn bitfield_generic(ctx: &mut Ctx, argv: &[&[u8]], ro_command: bool) {
         } else {
             let before = read_field(data, f);
             match write_field(data, f) {
-                Some(v) => ctx.out.int(v),
+                Some(v) => {
+                    ctx.out.int(v);
+                    changed |= dirty || read_field(data, f) != before;
+                }
                 None => ctx.out.null(),
             }
-            changed |= read_field(data, f) != before;
         }
     }
     if changed {
