@@ -93,6 +93,10 @@ pub struct Propagation {
     pub backlog: crate::repl::backlog::Backlog,
     /// The backlog holds this stream open (attached once, for good).
     backlog_reader: std::sync::atomic::AtomicBool,
+    /// The replication feeder's thread, and whether it sleeps until a record comes
+    /// (`push` wakes it).
+    feeder: std::sync::OnceLock<std::thread::Thread>,
+    feeder_parked: std::sync::atomic::AtomicBool,
 }
 
 /// The bytes a record of `ops` holds (at the allocator's size classes).
@@ -135,6 +139,8 @@ impl Propagation {
             buffered: AtomicU64::new(0),
             backlog: Default::default(),
             backlog_reader: Default::default(),
+            feeder: Default::default(),
+            feeder_parked: Default::default(),
         }
     }
 
@@ -184,7 +190,37 @@ impl Propagation {
         // The segment's own growth counts too (kept until the last reader leaves).
         let grown = crate::alloc::size_class(seg.capacity() * std::mem::size_of::<Record>())
             - crate::alloc::size_class(cap * std::mem::size_of::<Record>());
-        self.buffered.fetch_add(bytes + grown, Ordering::Relaxed);
+        // SeqCst, with the flag's load: either the feeder sees this record before it
+        // sleeps, or this sees it asleep (park_feeder stores the flag, then loads).
+        self.buffered.fetch_add(bytes + grown, Ordering::SeqCst);
+        drop(seg);
+        if self.feeder_parked.load(Ordering::SeqCst) {
+            self.wake_feeder();
+        }
+    }
+
+    /// The calling thread is the replication feeder.
+    pub fn set_feeder(&self) {
+        let _ = self.feeder.set(std::thread::current());
+    }
+
+    /// Feeder: sleep until a record is pushed or `timeout` passes.
+    pub fn park_feeder(&self, timeout: std::time::Duration) {
+        self.feeder_parked.store(true, Ordering::SeqCst);
+        // A record pushed before the flag was seen set is taken now, not after the nap.
+        if self.buffered.load(Ordering::SeqCst) == 0 {
+            std::thread::park_timeout(timeout);
+        }
+        self.feeder_parked.store(false, Ordering::SeqCst);
+    }
+
+    /// Wake the feeder if it sleeps (a record came, or a WAIT began).
+    pub fn wake_feeder(&self) {
+        if self.feeder_parked.swap(false, Ordering::SeqCst) {
+            if let Some(t) = self.feeder.get() {
+                t.unpark();
+            }
+        }
     }
 
     /// The sequence number the next record will take: every record of a write that

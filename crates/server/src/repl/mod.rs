@@ -121,10 +121,11 @@ impl Repl {
 
     /// Answer the WAITs whose replicas acknowledged enough, or whose deadline passed; drop
     /// those whose client left.
-    fn check_waits(&self) {
+    /// Whether clients still wait.
+    fn check_waits(&self) -> bool {
         let mut waits = self.waits.lock();
         if waits.is_empty() {
-            return;
+            return false;
         }
         let now = engine::wall_ms();
         waits.retain(|w| {
@@ -139,6 +140,7 @@ impl Repl {
             w.info.mailbox.notify(w.info.token);
             false
         });
+        !waits.is_empty()
     }
 }
 
@@ -166,6 +168,8 @@ pub fn wait(
             .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
     }
     srv.repl.check_waits();
+    // Its deadline is the feeder's to watch.
+    srv.propagation.wake_feeder();
 }
 
 /// repl-backlog-size in bytes.
@@ -188,13 +192,29 @@ fn ensure_feeder(srv: &Arc<Server>) {
 }
 
 fn feed(srv: &Server) {
+    use std::time::Duration;
+    srv.propagation.set_feeder();
     let mut last_ping = crate::persist::unix_secs();
+    // Polls in a row that found nothing to do: after a while the feeder sleeps until a
+    // record comes (an idle master costs nothing), waking at least every 100 ms for the
+    // PINGs.
+    let mut idle = 0u32;
     loop {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        if srv.propagation.buffered() > 0 {
+        if idle < 100 {
+            std::thread::sleep(Duration::from_millis(1));
+        } else {
+            srv.propagation.park_feeder(Duration::from_millis(100));
+        }
+        let pending = srv.propagation.buffered() > 0;
+        if pending {
             crate::persist::aof::drain(srv);
         }
-        srv.repl.check_waits();
+        let waiting = srv.repl.check_waits();
+        idle = if pending || waiting {
+            0
+        } else {
+            idle.saturating_add(1)
+        };
         let now = crate::persist::unix_secs();
         let period = srv.config.get_i64("repl-ping-replica-period").max(1);
         if now - last_ping >= period {
