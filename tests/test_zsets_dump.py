@@ -243,3 +243,22 @@ def test_corrupted_zset_payloads_are_refused(redis_server, skein_server):
         for c in (ref, sk):
             c.call("DEL", "src", "dst")
             c.close()
+
+
+def test_zscan_replies_listpack_scores_as_stored(redis_server, skein_server):
+    """ZSCAN of a listpack replies each score's stored text, as Redis's lpGet does, even a
+    form Redis never writes (found by tests/dump_fuzz.py)."""
+    bodies = [listpack_body([b"a", b"1.50", b"b", b"+2", b"c", b"5016994646098731615"]),
+              bytes.fromhex("111d1d0000000400817802c09502847632353405f45f62c0a80cf29f4509ff")]
+    ref, sk = both(redis_server, skein_server)
+    try:
+        for body in bodies:
+            for c in (ref, sk):
+                assert c.call("RESTORE", "o", "0", with_valid_crc(body), "REPLACE") == b"+OK\r\n"
+            assert ref.call("ZSCAN", "o", "0") == sk.call("ZSCAN", "o", "0"), body
+            assert ref.call("ZSCAN", "o", "0", "MATCH", "[ac]") == \
+                sk.call("ZSCAN", "o", "0", "MATCH", "[ac]")
+            assert ref.call("ZRANGE", "o", "0", "-1", "WITHSCORES") == \
+                sk.call("ZRANGE", "o", "0", "-1", "WITHSCORES")
+    finally:
+        close_all((ref, sk), "o")

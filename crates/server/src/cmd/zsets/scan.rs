@@ -22,7 +22,24 @@ pub fn zscan(ctx: &mut Ctx, argv: &[&[u8]]) {
         Err(e) => return ctx.out.error(e),
     };
     let (next, found) = match z {
-        ZSet::Listpack(_) => (0, z.to_pairs()),
+        ZSet::Listpack(lp) => {
+            // Redis replies a listpack's elements as stored (lpGet): a score's own text,
+            // which a payload may hold in a form Redis never writes ("5016994646098731615",
+            // "1.50"), not the number reformatted.
+            let items: Vec<Vec<u8>> = lp.iter().map(|it| it.to_vec()).collect();
+            let kept: Vec<&[Vec<u8>]> = items
+                .chunks(2)
+                .filter(|p| p.len() == 2 && opts.matches(&p[0]))
+                .collect();
+            ctx.out.array(2);
+            ctx.out.bulk(b"0");
+            ctx.out.array(kept.len() * 2);
+            for p in kept {
+                ctx.out.bulk(&p[0]);
+                ctx.out.bulk(&p[1]);
+            }
+            return;
+        }
         ZSet::Skiplist(sl) => sl.scan(cursor, opts.count),
     };
     let kept: Vec<&(Vec<u8>, f64)> = found.iter().filter(|(m, _)| opts.matches(m)).collect();
