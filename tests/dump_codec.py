@@ -277,37 +277,41 @@ def as_int(v):
     return n
 
 
-def lp_entry(v, canonical=True):
+INT_ENCODINGS = [  # (fits, encode) from the narrowest
+    (lambda n: 0 <= n <= 127, lambda n: bytes([n])),
+    (lambda n: -4096 <= n <= 4095, lambda n: bytes([0xC0 | ((n & 0x1FFF) >> 8), n & 0xFF])),
+    (lambda n: -32768 <= n <= 32767, lambda n: b"\xf1" + struct.pack("<h", n)),
+    (lambda n: -(1 << 23) <= n < 1 << 23, lambda n: b"\xf2" + struct.pack("<i", n)[:3]),
+    (lambda n: -(1 << 31) <= n < 1 << 31, lambda n: b"\xf3" + struct.pack("<i", n)),
+    (lambda n: True, lambda n: b"\xf4" + struct.pack("<q", n)),
+]
+
+
+def lp_entry(v, canonical=True, wide=None):
+    """One listpack entry: an integer (or a string holding one, when `canonical`) as an
+    integer, else a string; in the smallest encoding, or a wider one Redis also reads
+    when `wide` (a random.Random) says so."""
     if isinstance(v, int) and not -(1 << 63) <= v < 1 << 63:
         v = b"%d" % v
     n = as_int(v) if canonical or isinstance(v, int) else None
     if n is not None:
-        if 0 <= n <= 127:
-            enc = bytes([n])
-        elif -4096 <= n <= 4095:
-            u = n & 0x1FFF
-            enc = bytes([0xC0 | (u >> 8), u & 0xFF])
-        elif -32768 <= n <= 32767:
-            enc = b"\xf1" + struct.pack("<h", n)
-        elif -(1 << 23) <= n < 1 << 23:
-            enc = b"\xf2" + struct.pack("<i", n)[:3]
-        elif -(1 << 31) <= n < 1 << 31:
-            enc = b"\xf3" + struct.pack("<i", n)
-        else:
-            enc = b"\xf4" + struct.pack("<q", n)
+        fits = [enc for ok, enc in INT_ENCODINGS if ok(n)]
+        enc = (wide.choice(fits) if wide else fits[0])(n)
     else:
         ln = len(v)
-        if ln < 64:
+        kinds = [k for k, limit in ((0, 64), (1, 4096), (2, 1 << 32)) if ln < limit]
+        kind = wide.choice(kinds) if wide else kinds[0]
+        if kind == 0:
             enc = bytes([0x80 | ln]) + v
-        elif ln < 4096:
+        elif kind == 1:
             enc = bytes([0xE0 | (ln >> 8), ln & 0xFF]) + v
         else:
             enc = b"\xf0" + struct.pack("<I", ln) + v
     return enc + backlen(len(enc))
 
 
-def lp_build(items, count=None, canonical=True, total_fix=0):
-    body = b"".join(lp_entry(v, canonical) for v in items)
+def lp_build(items, count=None, canonical=True, total_fix=0, wide=None):
+    body = b"".join(lp_entry(v, canonical, wide) for v in items)
     total = 6 + len(body) + 1 + total_fix
     n = min(len(items), 65535) if count is None else count
     return struct.pack("<IH", total & 0xFFFFFFFF, n & 0xFFFF) + body + b"\xff"

@@ -247,7 +247,8 @@ def mutate_blob(rnd, blob, kind, pool):
                 items = mutate_items(rnd, items, pool.get(kind))
             count = None if rnd.random() < 0.85 else rnd.choice([0, 1, len(items) + 1, 65535])
             return lp_build(items, count=count, canonical=rnd.random() < 0.85,
-                            total_fix=0 if rnd.random() < 0.95 else rnd.choice([-1, 1]))
+                            total_fix=0 if rnd.random() < 0.95 else rnd.choice([-1, 1]),
+                            wide=rnd if rnd.random() < 0.15 else None)
     elif kind == ZL:
         items = zl_items(blob)
         if items is not None:
@@ -482,10 +483,20 @@ def as_multiset(raw):
 
 def as_pairs(raw):
     v = parse(raw)
+    if isinstance(v, list) and v and isinstance(v[0], tuple) and v[0][0] != "err":
+        return sorted(repr(kv) for kv in v)  # a RESP3 map
     if isinstance(v, list):
         return sorted(repr(v[i:i + 2]) for i in range(0, len(v), 2))
     if isinstance(v, dict):
         return sorted(repr(kv) for kv in v.items())
+    return v
+
+
+def scanned(raw):
+    """A SCAN-family reply as its cursor and the multiset of what it returned."""
+    v = parse(raw)
+    if isinstance(v, list) and len(v) == 2 and isinstance(v[1], list):
+        return v[0], sorted(repr(x) for x in v[1])
     return v
 
 
@@ -496,7 +507,7 @@ def size_of(raw):
 
 def first_of(conn, *cmd):
     v = parse(conn.call(*cmd))
-    while isinstance(v, list) and v:
+    while isinstance(v, (list, tuple)) and v:
         v = v[0]
     return v if isinstance(v, bytes) else b"x"
 
@@ -510,20 +521,24 @@ def reads(kind, conn):
         return [(["LLEN", k], "exact"), (["LRANGE", k, "0", "-1"], "exact"),
                 (["LINDEX", k, "0"], "exact"), (["LINDEX", k, "-1"], "exact"),
                 (["LINDEX", k, "3"], "exact"), (["LRANGE", k, "-3", "2"], "exact"),
-                (["LPOS", k, e, "COUNT", "0"], "exact"), (["LPOS", k, "1", "RANK", "-1"], "exact")]
+                (["LPOS", k, e, "COUNT", "0"], "exact"), (["LPOS", k, "1", "RANK", "-1"], "exact"),
+                (["SORT", k, "ALPHA", "LIMIT", "0", "20"], "exact"),
+                (["LRANGE", k, "-100", "100"], "exact")]
     if kind == b"hash":
         f = first_of(conn, "HKEYS", k)
         return [(["HLEN", k], "exact"), (["HGETALL", k], "pairs"), (["HKEYS", k], "set"),
                 (["HVALS", k], "set"), (["HGET", k, f], "exact"), (["HSTRLEN", k, f], "exact"),
                 (["HEXISTS", k, "1"], "exact"), (["HMGET", k, f, "0", ""], "exact"),
                 (["HRANDFIELD", k, "-5", "WITHVALUES"], "size"),
-                (["HRANDFIELD", k, "3"], "size"), (["HRANDFIELD", k], "kind")]
+                (["HRANDFIELD", k, "3"], "size"), (["HRANDFIELD", k], "kind"),
+                (["HSCAN", k, "0", "COUNT", "1000"], "scan")]
     if kind == b"set":
         m = first_of(conn, "SMEMBERS", k)
         return [(["SCARD", k], "exact"), (["SMEMBERS", k], "set"),
                 (["SISMEMBER", k, m], "exact"), (["SMISMEMBER", k, "1", m, "-1"], "exact"),
                 (["SRANDMEMBER", k, "-5"], "size"), (["SRANDMEMBER", k, "3"], "size"),
-                (["SINTER", k, k], "set"), (["COPY", k, "k3"], "exact"), (["SPOP", "k3"], "kind"),
+                (["SINTER", k, k], "set"), (["SSCAN", k, "0", "COUNT", "1000"], "scan"),
+                (["SORT", k, "ALPHA"], "set"), (["SINTERCARD", "1", k], "exact"), (["COPY", k, "k3"], "exact"), (["SPOP", "k3"], "kind"),
                 (["SCARD", "k3"], "exact"), (["DEL", "k3"], "exact")]
     if kind == b"zset":
         m = first_of(conn, "ZRANGE", k, "0", "0")
@@ -535,7 +550,12 @@ def reads(kind, conn):
                 (["ZSCORE", k, m], "exact"), (["ZRANK", k, m], "exact"),
                 (["ZMSCORE", k, m, "1"], "exact"),
                 (["ZRANDMEMBER", k, "-3", "WITHSCORES"], "size"),
-                (["ZRANDMEMBER", k, "2"], "size")]
+                (["ZRANDMEMBER", k, "2"], "size"), (["ZSCAN", k, "0", "COUNT", "1000"], "scan"),
+                (["ZREVRANGEBYSCORE", k, "+inf", "-inf", "LIMIT", "1", "3"], "exact"),
+                (["ZRANGESTORE", "k3", k, "0", "-1"], "exact"),
+                (["ZRANGE", "k3", "0", "-1", "WITHSCORES"], "exact"),
+                (["ZUNIONSTORE", "k3", "2", k, k], "exact"),
+                (["ZRANGE", "k3", "0", "-1", "WITHSCORES"], "exact"), (["DEL", "k3"], "exact")]
     if kind == b"stream":
         groups = parse(conn.call("XINFO", "GROUPS", k))
         out = [(["XLEN", k], "exact"), (["XRANGE", k, "-", "+"], "exact"),
@@ -544,6 +564,8 @@ def reads(kind, conn):
                (["XINFO", "STREAM", k], "masked"), (["XINFO", "STREAM", k, "FULL"], "masked"),
                (["XINFO", "GROUPS", k], "masked")]
         for g in groups if isinstance(groups, list) else []:
+            if g and isinstance(g, list) and isinstance(g[0], tuple):  # a RESP3 map
+                g = [x for kv in g for x in kv]
             name = g[1] if isinstance(g, list) and len(g) > 1 else b"g"
             out += [(["XINFO", "CONSUMERS", k, name], "masked"),
                     (["XPENDING", k, name], "masked"),
@@ -555,7 +577,15 @@ def reads(kind, conn):
                      "masked"),
                     (["XAUTOCLAIM", k, name, "c9", "0", "0-0", "COUNT", "10"], "masked"),
                     (["XCLAIM", k, name, "c8", "0", "0-1", "1-1", "FORCE"], "masked"),
-                    (["XINFO", "STREAM", k, "FULL"], "masked")]
+                    (["XINFO", "STREAM", k, "FULL"], "masked"),
+                    (["XCLAIM", k, name, "c0", "0", "0-0", "1-0", "99999999999999-0",
+                      "RETRYCOUNT", "7", "JUSTID"], "masked"),
+                    (["XACK", k, name, "0-1", "1-0"], "exact"),
+                    (["XGROUP", "DELCONSUMER", k, name, "c1"], "exact"),
+                    (["XGROUP", "SETID", k, name, "0", "ENTRIESREAD", "3"], "exact"),
+                    (["XINFO", "GROUPS", k], "masked")]
+        out += [(["XINFO", "STREAM", k, "FULL", "COUNT", "2"], "masked"),
+                (["XREAD", "COUNT", "3", "STREAMS", k, "0"], "exact")]
         return out
     return [(["GET", k], "exact"), (["STRLEN", k], "exact")]
 
@@ -681,6 +711,7 @@ class Fuzzer:
         self.log_seen = 0
         self.ref, self.sk = RawConn(ref_port, timeout=60), RawConn(sk_port)
         self.reload_every = reload_every
+        self.proto = 2
         self.stats = {"payloads": 0, "refused": 0, "accepted": 0, "skein_only": 0,
                       "deliberate": 0}
         self.failures = []
@@ -708,11 +739,17 @@ class Fuzzer:
             ok = a[:1] == b[:1]
         else:
             conv = {"exact": lambda x: x, "set": as_multiset, "pairs": as_pairs,
-                    "size": size_of, "masked": masked}[rule]
+                    "size": size_of, "masked": masked, "scan": scanned}[rule]
             ok = conv(a) == conv(b)
         if not ok:
             raise Divergence("%r differs:\n   redis %r\n   skein %r" % (cmd, a[:300], b[:300]))
         return a
+
+    def set_proto(self, proto):
+        """RESP2 or RESP3 on both connections (kept over reconnects)."""
+        self.proto = proto
+        self.ref.call("HELLO", str(proto))
+        self.sk.call("HELLO", str(proto))
 
     def set_profile(self, profile):
         for name, value in LIMITS:
@@ -784,12 +821,14 @@ class Fuzzer:
                 if time.time() > deadline:
                     raise
         self.sk = RawConn(self.sk_port)
+        if self.proto != 2:
+            self.set_proto(self.proto)
 
     def exercise(self):
         kind = self.same(["TYPE", "k"])[1:-2]
         self.same(["OBJECT", "ENCODING", "k"])
         self.same(["DEBUG", "DIGEST-VALUE", "k"])
-        self.own_dump_restores()
+        self.own_dump_restores(first=True)
         for cmd, rule in reads(kind, self.ref):
             self.same(cmd, rule)
         self.same(["DEBUG", "DIGEST-VALUE", "k"])
@@ -801,8 +840,13 @@ class Fuzzer:
         self.own_dump_restores()
         self.reload()
 
-    def own_dump_restores(self):
-        """Skein's DUMP of the key RESTOREs into both servers to the same value."""
+    def own_dump_restores(self, first=False):
+        """Skein's DUMP of the key RESTOREs into both servers to the same value; a compact
+        encoding's DUMP is Redis's, byte for byte (a stream's only while no command has
+        stamped times on it)."""
+        enc = parse(self.sk.call("OBJECT", "ENCODING", "k"))
+        if enc in (b"listpack", b"intset", b"quicklist") or (first and enc == b"stream"):
+            self.same(["DUMP", "k"])
         d = self.sk.call("DUMP", "k")
         if not well_formed(d):
             raise Divergence("malformed DUMP reply %r" % d[:200])
@@ -842,6 +886,7 @@ def run_seed(fz, seed, count, bodies, pool, log=None, out=None):
         if n % 200 == 0:
             profile = rnd.randrange(len(PROFILES))
             fz.set_profile(PROFILES[profile])
+            fz.set_proto(3 if rnd.random() < 0.3 else 2)
         # Streams have the most parts that must agree: a quarter of the payloads.
         src = rnd.choice(streams if streams and rnd.random() < 0.25 else bodies)
         body = src if rnd.random() < 0.03 else mutate(rnd, src, bodies, pool)
@@ -857,6 +902,7 @@ def run_seed(fz, seed, count, bodies, pool, log=None, out=None):
             fz.reconnect()
             fz.set_profile(PROFILES[profile])
     fz.set_profile({})
+    fz.set_proto(2)
     return failures
 
 
