@@ -200,9 +200,9 @@ class ModeSteps:
     """Generator side (mixed into cmd_fuzz.Generator: self.r, self.commands,
     self.specs, self.well_formed, self.malformed, self.rand_case, self.rules)."""
 
-    def plain_command(self, strict=False, keyed=False):
-        """A well-formed command that neither blocks nor changes the connection; strict:
-        one whose reply is compared byte for byte."""
+    def plain_command(self, strict=False, keyed=False, malformed=0.0):
+        """A command that neither blocks nor changes the connection, well-formed but for
+        that share of them; strict: one whose reply is compared byte for byte."""
         for _ in range(1000):
             name = self.r.choice(self.commands)
             spec = self.specs[name]
@@ -215,6 +215,8 @@ class ModeSteps:
                 continue
             if keyed and not any(a.get("type") == "key" for a in spec.get("arguments", [])):
                 continue
+            if self.r.random() < malformed:
+                return name, self.malformed(name)
             return name, self.well_formed(name)
         return "ping", ["PING"]
 
@@ -332,7 +334,7 @@ class ModeSteps:
                     self.plain_command(strict=True, keyed=True)
                     for _ in range(r.randint(1, 3))] + [["exec", ["EXEC"]]]
             else:
-                cmds.append(self.plain_command(keyed=r.random() < 0.9))
+                cmds.append(self.plain_command(keyed=r.random() < 0.9, malformed=0.15))
         return "notify", [flags] + cmds
 
     def tracking_step(self):
@@ -415,7 +417,7 @@ class ModeSteps:
                     block.insert(r.randint(0, len(block)), ["NOSUCHCMD"])
                 cmds.append([["MULTI"]] + block + [[r.choice(["EXEC", "EXEC", "DISCARD"])]])
             else:
-                cmds.append(self.plain_command(strict=True)[1])
+                cmds.append(self.plain_command(strict=True, malformed=0.15)[1])
         return "monitor", cmds
 
     def lua_step(self):
