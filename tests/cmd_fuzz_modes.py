@@ -573,8 +573,8 @@ class ModeRunner:
                 for c in sub:
                     c.send_raw(encode(cmd))
             low = [x.lower() for x in cmd]
-            if low[:2] == [b"client", b"reply"]:
-                quiet = low[2:] != [b"on"]
+            if low[:2] == [b"client", b"reply"]:  # (ON may be refused: stays quiet)
+                quiet = True
             got = self.push_drain(sub, pub) if quiet else self.drain(sub)
             got = [unordered(cmd, who, g) for g in got]
             if cmd[0].lower() == b"hello":  # (its map holds the connection's id)
