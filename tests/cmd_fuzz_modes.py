@@ -451,6 +451,15 @@ class ModeSteps:
                                 ["fcall", ["FCALL", "fzf", "0"]]]
         return "lua", [rule, "EVAL", body, "0"]
 
+    def watch_step(self):
+        """WATCH on one connection, a command on another, then MULTI/EXEC: whether the
+        command counted as a change of the watched keys (signalModifiedKey)."""
+        r = self.r
+        name, cmd = self.plain_command(keyed=True, malformed=0.1)
+        keys = [a for a in cmd[1:] if a in self.keys] or [r.choice(self.keys)]
+        watched = sorted(set(keys[:2] + ([r.choice(self.keys)] if r.random() < 0.2 else [])))
+        return "watch", [watched, name, cmd]
+
     def mode_step(self, kinds):
         return getattr(self, MODES[self.r.choice(kinds)][0])()
 
@@ -667,6 +676,18 @@ class ModeRunner:
             if conn is tracker:
                 in_multi = low == b"multi" or (in_multi and low not in (b"exec", b"discard"))
 
+    def run_watch(self, args):
+        watched, name, cmd = args
+        watcher, writer = self.open_pair(), self.open_pair()
+        got = [c.call("WATCH", *watched) for c in watcher]
+        a, b = (c.call(*[x.encode("latin-1") for x in cmd]) for c in writer)
+        if not self.judge(name, cmd, a, b):
+            self.mode_diff("watch", "writer: " + " ".join(cmd)[:200], a, b)
+        got = [c.pipeline([["MULTI"], ["PING"], ["EXEC"]])[2] for c in watcher]
+        if got[0] != got[1]:
+            self.mode_diff("watch", "WATCH %s / %s / EXEC" % (" ".join(watched),
+                                                           " ".join(cmd)[:200]), *got)
+
     def run_monitor(self, cmds):
         mon, writer = self.open_pair(), self.open_pair()
         for c in mon:
@@ -702,4 +723,5 @@ MODES = {
     "tracking": ("tracking_step", "run_tracking"),
     "monitor": ("monitor_step", "run_monitor"),
     "lua": ("lua_step", "run_lua"),
+    "watch": ("watch_step", "run_watch"),
 }
