@@ -458,7 +458,7 @@ class ModeSteps:
         name, cmd = self.plain_command(keyed=True, malformed=0.1)
         keys = [a for a in cmd[1:] if a in self.keys] or [r.choice(self.keys)]
         watched = sorted(set(keys[:2] + ([r.choice(self.keys)] if r.random() < 0.2 else [])))
-        return "watch", [watched, name, cmd]
+        return "watched", [watched, name, cmd]
 
     def mode_step(self, kinds):
         return getattr(self, MODES[self.r.choice(kinds)][0])()
@@ -682,10 +682,10 @@ class ModeRunner:
         got = [c.call("WATCH", *watched) for c in watcher]
         a, b = (c.call(*[x.encode("latin-1") for x in cmd]) for c in writer)
         if not self.judge(name, cmd, a, b):
-            self.mode_diff("watch", "writer: " + " ".join(cmd)[:200], a, b)
+            self.mode_diff("watched", "writer: " + " ".join(cmd)[:200], a, b)
         got = [c.pipeline([["MULTI"], ["PING"], ["EXEC"]])[2] for c in watcher]
         if got[0] != got[1]:
-            self.mode_diff("watch", "WATCH %s / %s / EXEC" % (" ".join(watched),
+            self.mode_diff("watched", "WATCH %s / %s / EXEC" % (" ".join(watched),
                                                            " ".join(cmd)[:200]), *got)
 
     def run_monitor(self, cmds):
@@ -723,5 +723,6 @@ MODES = {
     "tracking": ("tracking_step", "run_tracking"),
     "monitor": ("monitor_step", "run_monitor"),
     "lua": ("lua_step", "run_lua"),
-    "watch": ("watch_step", "run_watch"),
+    # (not "watch": a kind's name must be no command's, as a --log line holds either)
+    "watched": ("watch_step", "run_watch"),
 }
