@@ -118,7 +118,12 @@ pub fn deletion(srv: &crate::server::Server, option: &str) -> &'static [u8] {
 
 /// A command as a RESP multibulk.
 pub fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut b = ReplyBuf::default();
+    // Sized once: headers take at most 24 bytes an argument (`$`, 20 digits, CR LF, CR LF).
+    let size = 24 + args.iter().map(|a| a.len() + 24).sum::<usize>();
+    let mut b = ReplyBuf {
+        out: Vec::with_capacity(size),
+        ..Default::default()
+    };
     b.array(args.len());
     for a in args {
         b.bulk(a);
@@ -284,7 +289,12 @@ impl Propagation {
         let bytes: u64 = records.iter().map(|r| record_bytes(&r.ops)).sum();
         self.buffered.fetch_sub(bytes, Ordering::Relaxed);
         records.sort_unstable_by_key(|r| r.seq);
-        let mut out = Vec::new();
+        // Sized once: the records, plus a SELECT and MULTI/EXEC around each at most.
+        let size = records
+            .iter()
+            .map(|r| 64 + r.ops.iter().map(|(_, b)| b.len()).sum::<usize>())
+            .sum();
+        let mut out = Vec::with_capacity(size);
         for r in records {
             let wrap = r.ops.len() > 1;
             for (i, (op_db, bytes)) in r.ops.iter().enumerate() {

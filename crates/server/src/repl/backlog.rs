@@ -11,7 +11,7 @@
 //! 256 MB): a replica further behind than that loses its place and is disconnected.
 
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -23,8 +23,8 @@ const MIN_SIZE: u64 = 16 * 1024;
 
 #[derive(Default)]
 struct Inner {
-    /// Bytes from position `start` on.
-    buf: Vec<u8>,
+    /// Bytes from position `start` on (a ring: dropping old bytes moves nothing).
+    buf: VecDeque<u8>,
     start: u64,
     /// repl-backlog-size.
     size: u64,
@@ -37,19 +37,31 @@ impl Inner {
         self.start + self.buf.len() as u64
     }
 
-    /// Drop what no reader needs beyond the last `size` bytes (in steps, so the copy is
-    /// amortized over many appends).
+    /// Drop what no reader needs beyond the last `size` bytes.
     fn trim(&mut self) {
         let end = self.end();
         let slowest = self.readers.values().copied().min().unwrap_or(end);
         let keep = (end - slowest).max(self.size);
         let keep = keep.min(self.size + READER_LIMIT);
         let held = self.buf.len() as u64;
-        if held > keep && held - keep >= (keep / 2).max(64 * 1024) {
+        if held > keep {
             let drop = (held - keep) as usize;
             self.buf.drain(..drop);
             self.start += drop as u64;
         }
+    }
+
+    /// A copy of the bytes at indexes `from..to` of the ring.
+    fn copy(&self, from: usize, to: usize) -> Vec<u8> {
+        let (a, b) = self.buf.as_slices();
+        let mut out = Vec::with_capacity(to - from);
+        if from < a.len() {
+            out.extend_from_slice(&a[from..to.min(a.len())]);
+        }
+        if to > a.len() {
+            out.extend_from_slice(&b[from.saturating_sub(a.len())..to - a.len()]);
+        }
+        out
     }
 }
 
@@ -92,7 +104,7 @@ impl Backlog {
             return;
         }
         let mut inner = self.inner.lock();
-        inner.buf.extend_from_slice(bytes);
+        inner.buf.extend(bytes);
         self.offset.store(inner.end(), Relaxed);
         inner.trim();
         drop(inner);
@@ -150,7 +162,7 @@ impl Backlog {
         }
         let from = (at - inner.start) as usize;
         let to = inner.buf.len().min(from + max);
-        let out = inner.buf[from..to].to_vec();
+        let out = inner.copy(from, to);
         inner.readers.insert(id, at + out.len() as u64);
         Ok(out)
     }
