@@ -10,7 +10,10 @@ time, machine state, hash-table iteration order) are compared by a looser rule, 
 COMPARE_RULES. Commands that would disturb the run are never generated, see EXCLUDED.
 
 Long runs: python3 tests/cmd_fuzz.py --seed 1 --count 20000 [--seeds 10]
-(SKEIN_BIN picks the skein-server binary, as for the tests).
+(SKEIN_BIN picks the skein-server binary, as for the tests). A share of the steps
+(--modes, 0.1 by default; --kinds to pick them) are of the kinds over several connections
+that tests/cmd_fuzz_modes.py generates and runs (subscribe mode, notifications, tracking,
+MONITOR, CLIENT REPLY, inline requests, Lua bodies, WATCH).
 """
 import argparse
 import glob
