@@ -350,14 +350,16 @@ def test_skein_replica_follows_redis(fresh_redis, fresh_skein):
 
 def test_skein_replica_of_skein_by_replicaof(fresh_skein):
     """REPLICAOF at run time, Skein to Skein; the replica's old data gives way to the
-    master's; REPLICAOF of the same master again changes nothing."""
+    master's; REPLICAOF of the same master again changes nothing; far over its maxmemory,
+    the replica evicts nothing (replica-ignore-maxmemory yes, the default)."""
     master = fresh_skein(workers=2)
     mc = RawConn(master.port)
     preload(mc)
-    rep = fresh_skein(workers=2)
+    rep = fresh_skein(extra=["--maxmemory-policy", "allkeys-random"], workers=2)
     rc = RawConn(rep.port)
     rc.call("SET", "only-here", "1")
     assert rc.call("REPLICAOF", "127.0.0.1", str(master.port)) == b"+OK\r\n"
+    assert rc.call("CONFIG", "SET", "maxmemory", "1mb") == b"+OK\r\n"
     assert rc.call("REPLICAOF", "127.0.0.1", str(master.port)) == \
         b"+OK Already connected to specified master\r\n"
     wait_for(lambda: info(rc)["master_link_status"] == "up", "the link to come up")
@@ -365,6 +367,7 @@ def test_skein_replica_of_skein_by_replicaof(fresh_skein):
     caught_up(mc, rc)
     same_data(mc, rc)
     assert rc.call("EXISTS", "only-here") == b":0\r\n"
+    assert info(rc, "stats")["evicted_keys"] == "0"
     # A replica serves no replicas of its own (a deliberate difference).
     assert rc.call("PSYNC", "?", "-1").startswith(b"-ERR Skein does not serve replicas")
 

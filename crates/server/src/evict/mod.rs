@@ -39,7 +39,13 @@ pub enum Outcome {
 /// The limit in bytes (0 = none).
 #[inline]
 pub fn maxmemory(srv: &Server) -> u64 {
-    srv.config.hot.maxmemory.load(Relaxed)
+    let max = srv.config.hot.maxmemory.load(Relaxed);
+    // A replica leaves its keys to its master (`replica-ignore-maxmemory yes`, the
+    // default): no eviction, no OOM refusal.
+    if max != 0 && srv.repl.link.is_replica() && srv.config.get_bool("replica-ignore-maxmemory") {
+        return 0;
+    }
+    max
 }
 
 /// Memory Redis does not count against `maxmemory` (freeMemoryGetNotCountedMemory:

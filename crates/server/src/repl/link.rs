@@ -39,6 +39,8 @@ pub const CONNECTED: u8 = 4;
 pub struct Link {
     /// The master (host, port); None: this server is a master.
     master: Mutex<Option<(String, u16)>>,
+    /// Whether `master` is set (one load on the command path).
+    following: std::sync::atomic::AtomicBool,
     /// Bumped at each REPLICAOF: a link thread of an older generation ends.
     generation: AtomicU64,
     pub state: AtomicU8,
@@ -63,8 +65,9 @@ impl Link {
         self.master.lock().clone()
     }
 
+    #[inline]
     pub fn is_replica(&self) -> bool {
-        self.master.lock().is_some()
+        self.following.load(Relaxed)
     }
 
     /// Drop the connection to the master, if up (it is made again, with PSYNC).
@@ -137,6 +140,7 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
             return false;
         }
         *m = Some((host, port));
+        link.following.store(true, Relaxed);
     }
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     link.state.store(CONNECT, Relaxed);
@@ -156,8 +160,12 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
 /// replication ID. False if it was one already.
 pub fn unfollow(srv: &Server) -> bool {
     let link = &srv.repl.link;
-    if link.master.lock().take().is_none() {
-        return false;
+    {
+        let mut m = link.master.lock();
+        if m.take().is_none() {
+            return false;
+        }
+        link.following.store(false, Relaxed);
     }
     link.generation.fetch_add(1, Relaxed);
     link.state.store(CONNECT, Relaxed);
