@@ -127,12 +127,33 @@ def test_redis_replica_follows_skein(fresh_skein, fresh_redis):
                                         m["master_repl_offset"].encode()]]]
     # A replica's connection is not a client's.
     assert info(mc, "clients")["connected_clients"] == "1"
+    # PUBLISH reaches the replica's subscribers (it goes to the replicas, not the AOF).
+    assert_published_through(mc, r.port)
     # WAIT: the one replica acknowledges this client's writes (REPLCONF GETACK asks it at
     # once); two are never reached, so the timeout answers with one.
     mc.call("SET", "waited", "1")
     assert mc.call("WAIT", "1", "0") == b":1\r\n"
     assert mc.call("WAIT", "2", "100") == b":1\r\n"
     assert rc.call("GET", "waited") == b"$1\r\n1\r\n"
+
+
+def assert_published_through(mc, replica_port):
+    """A message published on the master reaches a subscriber of the replica."""
+    sub = RawConn(replica_port)
+    assert parse(sub.call("SUBSCRIBE", "news")) == [b"subscribe", b"news", 1]
+    deadline = time.time() + 10
+    sub.sock.settimeout(0.2)
+    while time.time() < deadline:
+        mc.call("PUBLISH", "news", "hello")
+        try:
+            got = parse(sub.read_reply())
+        except OSError:
+            continue
+        assert got == [b"message", b"news", b"hello"]
+        break
+    else:
+        raise AssertionError("no message reached the replica's subscriber")
+    sub.close()
 
 
 def test_partial_resync_after_the_link_drops(fresh_skein, fresh_redis):
@@ -166,7 +187,13 @@ def test_replica_with_the_aof_on(fresh_skein, fresh_redis):
     caught_up(mc, rc)
     digest = parse(mc.call("DEBUG", "DIGEST"))
     assert parse(rc.call("DEBUG", "DIGEST")) == digest
-    # The AOF alone rebuilds the same dataset.
+    # The AOF alone rebuilds the same dataset; PUBLISH went to the replica, not to it.
+    assert_published_through(mc, r.port)
+    caught_up(mc, rc)
+    aof_dir = os.path.join(sk.dir, "appendonlydir")
+    for name in os.listdir(aof_dir):
+        with open(os.path.join(aof_dir, name), "rb") as f:
+            assert b"PUBLISH" not in f.read().upper(), name
     assert mc.call("DEBUG", "LOADAOF") == b"+OK\r\n"
     assert parse(mc.call("DEBUG", "DIGEST")) == digest
 
@@ -310,6 +337,7 @@ def test_skein_replica_follows_redis(fresh_redis, fresh_skein):
     busy_writes(red.port, mc, 40)
     caught_up(mc, sc)
     same_data(mc, sc)
+    assert_published_through(mc, sk.port)
     # The master's WAIT counts Skein's acknowledgements.
     mc.call("SET", "waited", "1")
     assert mc.call("WAIT", "1", "0") == b":1\r\n"

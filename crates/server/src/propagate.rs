@@ -27,6 +27,8 @@ pub struct PropagateAs {
     /// Propagate the command as called with these arguments replaced (Redis's
     /// rewriteClientCommandArgument: XADD's generated ID), unless `rewrite` says more.
     pub args: Vec<(usize, Vec<u8>)>,
+    /// To the replicas only, not the AOF (PUBLISH: Redis's PROPAGATE_REPL).
+    pub replicas_only: bool,
     /// Nothing reads the propagation stream (no AOF, no replica): the builders below
     /// record nothing, so a handler builds no propagated form that would only be dropped
     /// (about 1,100 instructions for an EXPIRE's PEXPIREAT). Set by `dispatch::call`
@@ -72,8 +74,12 @@ impl PropagateAs {
     }
 }
 
-/// One command of a record: its database and its RESP encoding.
+/// One command of a record: its database and its RESP encoding. A database with
+/// [`REPLICAS_ONLY`] set marks a command for the replicas alone (PUBLISH).
 pub type Op = (usize, Vec<u8>);
+
+/// The bit of an [`Op`]'s database that keeps it out of the AOF.
+pub const REPLICAS_ONLY: usize = 1 << (usize::BITS - 1);
 
 struct Record {
     seq: u64,
@@ -84,8 +90,9 @@ pub struct Propagation {
     readers: AtomicUsize,
     seq: AtomicU64,
     segments: Box<[Mutex<Vec<Record>>]>,
-    /// The database of the last command handed to the reader (for its SELECTs).
-    reader_db: Mutex<Option<usize>>,
+    /// The database of the last command handed to each reader (for their SELECTs): the
+    /// AOF's, and the replicas' (the backlog's).
+    reader_db: Mutex<ReaderDbs>,
     /// Bytes the kept records hold (not counted against maxmemory, like Redis's AOF
     /// buffer).
     buffered: AtomicU64,
@@ -140,7 +147,7 @@ impl Propagation {
             segments: (0..writers.max(1))
                 .map(|_| Mutex::new(Vec::new()))
                 .collect(),
-            reader_db: Mutex::new(None),
+            reader_db: Mutex::new(ReaderDbs::default()),
             buffered: AtomicU64::new(0),
             backlog: Default::default(),
             backlog_reader: Default::default(),
@@ -177,7 +184,7 @@ impl Propagation {
                 *s = Vec::new();
                 self.buffered.fetch_sub(bytes, Ordering::Relaxed);
             }
-            *self.reader_db.lock() = None;
+            *self.reader_db.lock() = ReaderDbs::default();
         }
     }
 
@@ -236,7 +243,7 @@ impl Propagation {
 
     /// The next record handed out starts with a SELECT (a new AOF file begins).
     pub fn forget_db(&self) {
-        *self.reader_db.lock() = None;
+        self.reader_db.lock().aof = None;
     }
 
     /// At a replica's snapshot cut, once everything recorded before it was taken: the
@@ -250,7 +257,7 @@ impl Propagation {
         if !self.backlog.is_active() {
             self.backlog.activate(size);
         }
-        *db = None;
+        db.replicas = None;
         self.backlog.offset()
     }
 
@@ -283,7 +290,7 @@ impl Propagation {
         let mut records: Vec<Record> = guards.iter_mut().flat_map(|g| g.drain(..)).collect();
         // Taken before the segments are let go: a later take's records are encoded (and
         // fed to the backlog) after these.
-        let mut db = self.reader_db.lock();
+        let mut dbs = self.reader_db.lock();
         drop(guards);
         let calls = records.len() as u64;
         let bytes: u64 = records.iter().map(|r| record_bytes(&r.ops)).sum();
@@ -294,33 +301,66 @@ impl Propagation {
             .iter()
             .map(|r| 64 + r.ops.iter().map(|(_, b)| b.len()).sum::<usize>())
             .sum();
-        let mut out = Vec::with_capacity(size);
-        for r in records {
-            let wrap = r.ops.len() > 1;
-            for (i, (op_db, bytes)) in r.ops.iter().enumerate() {
-                if *db != Some(*op_db) {
-                    out.extend_from_slice(&encode(&[b"SELECT", op_db.to_string().as_bytes()]));
-                    *db = Some(*op_db);
-                }
-                if wrap && i == 0 {
-                    out.extend_from_slice(&encode(&[b"MULTI"]));
-                }
-                out.extend_from_slice(bytes);
-            }
-            if wrap {
-                out.extend_from_slice(&encode(&[b"EXEC"]));
-            }
-        }
+        let aof_db = dbs.aof;
+        let out = stream(&records, size, &mut dbs.aof, false);
         if self.backlog.is_active() {
-            self.backlog.append(&out);
+            let replicas_only = records
+                .iter()
+                .any(|r| r.ops.iter().any(|(d, _)| d & REPLICAS_ONLY != 0));
+            if !replicas_only && dbs.replicas == aof_db {
+                // The replicas' stream is the AOF's: one encoding for both.
+                self.backlog.append(&out);
+                dbs.replicas = dbs.aof;
+            } else {
+                self.backlog
+                    .append(&stream(&records, size, &mut dbs.replicas, true));
+            }
         }
-        drop(db);
+        drop(dbs);
         Taken {
             bytes: out,
             through,
             calls,
         }
     }
+}
+
+/// The database each reader of the stream last got a command of.
+#[derive(Default)]
+struct ReaderDbs {
+    aof: Option<usize>,
+    replicas: Option<usize>,
+}
+
+/// `records` as one reader receives them (`db`: its SELECT state): SELECT when the
+/// database changes, MULTI/EXEC around a call that propagated several commands (counting
+/// those for the replicas only, as Redis wraps them); the replicas-only commands only if
+/// `replicas`.
+fn stream(records: &[Record], size: usize, db: &mut Option<usize>, replicas: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size);
+    for r in records {
+        let wrap = r.ops.len() > 1;
+        let mut opened = false;
+        for (op_db, bytes) in &r.ops {
+            if op_db & REPLICAS_ONLY != 0 && !replicas {
+                continue;
+            }
+            let op_db = op_db & !REPLICAS_ONLY;
+            if *db != Some(op_db) {
+                out.extend_from_slice(&encode(&[b"SELECT", op_db.to_string().as_bytes()]));
+                *db = Some(op_db);
+            }
+            if wrap && !opened {
+                out.extend_from_slice(&encode(&[b"MULTI"]));
+                opened = true;
+            }
+            out.extend_from_slice(bytes);
+        }
+        if opened {
+            out.extend_from_slice(&encode(&[b"EXEC"]));
+        }
+    }
+    out
 }
 
 /// What [`Propagation::take_through`] handed out.
@@ -367,5 +407,50 @@ mod tests {
         assert!(p.take().is_empty());
         p.detach();
         assert!(!p.active());
+    }
+
+    /// A replicas-only command (PUBLISH) is in the backlog's stream, with its SELECT, and
+    /// not in the AOF's; a transaction holding one is wrapped in both.
+    #[test]
+    fn replicas_only_commands_skip_the_aof() {
+        let words = |b: &[u8]| -> Vec<String> {
+            String::from_utf8(b.to_vec())
+                .unwrap()
+                .split("\r\n")
+                .filter(|w| !w.starts_with('*') && !w.starts_with('$') && !w.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        let p = Propagation::new(1);
+        p.replicas_from_here(1 << 20);
+        p.push(0, vec![(0, encode(&[b"SET", b"a", b"1"]))]);
+        p.push(
+            0,
+            vec![(2 | REPLICAS_ONLY, encode(&[b"PUBLISH", b"c", b"m"]))],
+        );
+        p.push(
+            0,
+            vec![
+                (0, encode(&[b"INCR", b"n"])),
+                (REPLICAS_ONLY, encode(&[b"PUBLISH", b"c", b"x"])),
+            ],
+        );
+        let from = p.backlog.offset();
+        let aof = p.take();
+        assert_eq!(
+            words(&aof),
+            ["SELECT", "0", "SET", "a", "1", "MULTI", "INCR", "n", "EXEC"]
+        );
+        let total = p.backlog.offset() - from;
+        let replicas = p
+            .backlog
+            .read(9, from, total as usize, std::time::Duration::ZERO);
+        assert_eq!(
+            words(&replicas.unwrap()),
+            [
+                "SELECT", "0", "SET", "a", "1", "SELECT", "2", "PUBLISH", "c", "m", "SELECT", "0",
+                "MULTI", "INCR", "n", "PUBLISH", "c", "x", "EXEC"
+            ]
+        );
     }
 }

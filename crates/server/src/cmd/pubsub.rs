@@ -98,12 +98,23 @@ fn sunsubscribe(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 fn publish(ctx: &mut Ctx, argv: &[&[u8]]) {
     let n = pubsub::publish_as(ctx, argv[1], argv[2], false);
+    to_replicas(ctx);
     ctx.out.int(n as i64);
 }
 
 fn spublish(ctx: &mut Ctx, argv: &[&[u8]]) {
     let n = pubsub::publish_as(ctx, argv[1], argv[2], true);
+    to_replicas(ctx);
     ctx.out.int(n as i64);
+}
+
+/// A message reaches the replicas' subscribers too: the command goes to the replicas (not
+/// the AOF), as Redis's forceCommandPropagation(c, PROPAGATE_REPL).
+fn to_replicas(ctx: &mut Ctx) {
+    if ctx.srv.propagation.feeds_replicas() {
+        ctx.propagate.force = true;
+        ctx.propagate.replicas_only = true;
+    }
 }
 
 /// PUBSUB CHANNELS / SHARDCHANNELS [pattern].

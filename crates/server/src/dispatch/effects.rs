@@ -33,8 +33,13 @@ pub fn apply(ctx: &mut Ctx, argv: &[&[u8]]) {
     } else {
         let mut ops = Vec::new();
         expired_ops(srv, changes, &mut ops);
-        if changes.dirty() > 0 || ctx.propagate.force {
-            let db = ctx.keys.db();
+        // PUBLISH goes to the replicas only, and only while there are any.
+        let wanted = !ctx.propagate.replicas_only || srv.propagation.feeds_replicas();
+        if (changes.dirty() > 0 || ctx.propagate.force) && wanted {
+            let mut db = ctx.keys.db();
+            if ctx.propagate.replicas_only {
+                db |= crate::propagate::REPLICAS_ONLY;
+            }
             if ctx.propagate.rewrite.is_empty() {
                 if !ctx.propagate.args.is_empty() {
                     let mut args = argv.to_vec();
