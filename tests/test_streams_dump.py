@@ -198,3 +198,17 @@ def test_damaged_payloads(redis_server, skein_server):
                     sk.call("XTRIM", "dst", "MAXLEN", "1")
                     sk.call("XDEL", "dst", "0-1")
         assert sk.call("PING") == b"+PONG\r\n"
+
+
+def test_appended_after_a_deleted_top_entry_round_trips(redis_server, skein_server):
+    """XSETID below a deleted top entry, then XADD: the new entry follows the deleted one
+    in its node, as in Redis; the payload loads (only live entries must ascend)."""
+    cmds = [["XADD", "src", "1-0", "a", "1"], ["XADD", "src", "5-0", "a", "2"],
+            ["XADD", "src", "6-0", "a", "3"], ["XDEL", "src", "5-0", "6-0"],
+            ["XSETID", "src", "3-0"], ["XADD", "src", "4-0", "a", "4"]]
+    with both_then_clean(redis_server, skein_server, "src", "dst") as (ref, sk):
+        run(ref, cmds)
+        payload = bulk(ref.call("DUMP", "src"))
+        assert sk.call("RESTORE", "dst", "0", payload) == b"+OK\r\n"
+        assert bulk(sk.call("DUMP", "dst")) == payload
+        assert sk.call("XRANGE", "dst", "-", "+") == ref.call("XRANGE", "src", "-", "+")

@@ -62,6 +62,29 @@ fn read_ms(r: &mut Reader<'_>) -> Result<i64, RdbError> {
     Ok(i64::from_le_bytes(r.read_array()?))
 }
 
+/// The highest live entry ID, when every live entry's ID is at or after its node's key
+/// and above the one before it across the nodes in key order, as Redis writes them and as
+/// lookups by ID (XDEL, XRANGE's seek, where XADD appends) rely on; Err if not. Deleted
+/// entries are left out: after XSETID below a deleted top entry, Redis appends after it.
+/// Redis 7.0 loads a payload without checking this, even sanitizing.
+fn highest_id_in_order(nodes: &BTreeMap<StreamId, Listpack>) -> Result<Option<StreamId>, RdbError> {
+    let mut prev: Option<StreamId> = None;
+    for (key, lp) in nodes {
+        let m = node::master(lp);
+        let mut entry = node::first_entry(lp, *key, &m);
+        while let Some(e) = entry {
+            if !e.deleted() {
+                if e.id < *key || prev.is_some_and(|p| e.id <= p) {
+                    return Err(RdbError::Corrupt);
+                }
+                prev = Some(e.id);
+            }
+            entry = node::next_entry(lp, *key, &m, &e);
+        }
+    }
+    Ok(prev)
+}
+
 /// rdbLoadObject for RDB_TYPE_STREAM_LISTPACKS(_2), validating every node as Redis's deep
 /// sanitization does, and the consumer groups' pending entries against their owners.
 pub fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
@@ -78,8 +101,13 @@ pub fn read(r: &mut Reader<'_>, t: u8) -> Result<Value, RdbError> {
             return Err(RdbError::Corrupt);
         }
     }
+    let highest = highest_id_in_order(&nodes)?;
     let length = r.read_len()?;
     let last_id = read_id(r)?;
+    if highest.is_some_and(|h| h > last_id) {
+        // XADD would then append IDs below live entries.
+        return Err(RdbError::Corrupt);
+    }
     let counters = if v2 {
         Some((read_id(r)?, read_id(r)?, r.read_len()?))
     } else {
