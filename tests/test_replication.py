@@ -459,3 +459,44 @@ def test_generated_commands_replicate(direction, fresh_skein, fresh_redis):
     assert sent > 1500
     caught_up(mc, rc)
     same_data(mc, rc)
+
+
+def test_replica_survives_a_bad_master(fresh_skein):
+    """A "master" answering the handshake with cut snapshots, bad framing and garbage: the
+    replica keeps its data (a snapshot is checked whole before the dataset is replaced),
+    logs why the link failed, retries, and never panics."""
+    import socket
+    bad = [
+        b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC " + b"a" * 40 + b" 0\r\n$EOF:short\r\nxxxx",
+        b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC " + b"a" * 40 + b" 0\r\n$9\r\nREDIS0010",
+        b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC x notanumber\r\n",
+        b"+PONG\r\n+OK\r\n+OK\r\n+CONTINUE\r\n*1\r\n$99999999999\r\n",
+        b"+PONG\r\n+OK\r\n+OK\r\n+CONTINUE\r\n*2\r\n$6\r\nSELECT\r\n$5\r\n99999\r\n*9999999999\r\n",
+        bytes(range(256)),
+    ]
+    lsock = socket.socket()
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(4)
+    lsock.settimeout(20)
+    sk = fresh_skein(workers=2)
+    c = RawConn(sk.port)
+    c.call("SET", "mine", "1")
+    assert c.call("REPLICAOF", "127.0.0.1", str(lsock.getsockname()[1])) == b"+OK\r\n"
+    try:
+        for reply in bad:
+            conn, _ = lsock.accept()
+            with conn:
+                time.sleep(0.1)
+                conn.sendall(reply)
+                time.sleep(0.3)
+    finally:
+        lsock.close()
+    assert c.call("GET", "mine") == b"$1\r\n1\r\n"
+    assert parse(c.call("ROLE"))[3] in (b"connect", b"connecting")
+    assert sk.alive()
+    assert c.call("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    with open(os.path.join(sk.dir, "server.log")) as f:
+        log = f.read()
+    assert "internal error" not in log and "panicked" not in log
+    assert "the master's snapshot is cut or damaged" in log

@@ -262,6 +262,10 @@ impl Master {
     fn payload(&mut self) -> io::Result<Vec<u8>> {
         let head = self.reply()?;
         if let Some(mark) = head.strip_prefix(b"$EOF:") {
+            // CONFIG_RUN_ID_SIZE bytes, as Redis's masters send.
+            if mark.len() != 40 {
+                return Err(bad("Bad EOF mark from MASTER", &head));
+            }
             let mark = mark.to_vec();
             loop {
                 if self.buf.len() >= mark.len() && self.buf.ends_with(&mark) {
@@ -359,6 +363,7 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
         if !link.current(generation) {
             return Ok(());
         }
+        whole(&payload)?;
         load_snapshot(srv, &payload)?;
         restart_aof(srv);
         *link.master_replid.lock() = id.to_string();
@@ -377,6 +382,24 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
     link.last_io.store(crate::persist::unix_secs(), Relaxed);
     log::notice("MASTER <-> REPLICA sync: Finished with success");
     follow_stream(srv, generation, &mut m, timeout)
+}
+
+/// Is the snapshot whole (its signature, its EOF opcode and, unless the master saves
+/// without one, its CRC64)? Checked before the dataset is flushed: a cut or damaged
+/// transfer keeps the old data and the link tries again.
+fn whole(payload: &[u8]) -> io::Result<()> {
+    let n = payload.len();
+    let cut = || io::Error::other("the master's snapshot is cut or damaged");
+    if n < 9 + 9 || !payload.starts_with(b"REDIS") || payload[n - 9] != 0xFF {
+        return Err(cut());
+    }
+    let mut tail = [0u8; 8];
+    tail.copy_from_slice(&payload[n - 8..]);
+    let crc = u64::from_le_bytes(tail);
+    if crc != 0 && engine::rdb::crc64(0, &payload[..n - 8]) != crc {
+        return Err(cut());
+    }
+    Ok(())
 }
 
 /// The master's snapshot in place of the whole dataset, every shard held meanwhile
