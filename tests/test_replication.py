@@ -356,6 +356,8 @@ def test_skein_replica_follows_redis(fresh_redis, fresh_skein):
                 ["REPLICAOF", "127.0.0.1", str(red.port)],
                 ["PUBLISH", "ch", "m"]):
         assert sc.call(*cmd) == rr.call(*cmd), cmd
+    # INFO replication has a Redis replica's fields, in its order.
+    assert list(info(sc)) == list(info(rr))
     role = parse(sc.call("ROLE"))
     assert role[:4] == [b"slave", b"127.0.0.1", red.port, b"connected"]
     s = info(sc)
