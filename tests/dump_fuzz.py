@@ -847,6 +847,8 @@ class Fuzzer:
             if self.restart_ref and not self.ref_alive():
                 # Redis itself died on this payload: noted, not Skein's failure.
                 self.redis_crashes.append((body, options, self.last_cmd))
+                print("redis-server died on %r after RESTORE of %s %s"
+                      % (self.last_cmd, body.hex(), " ".join(options)), flush=True)
                 self.ref_port = self.restart_ref()
                 self.reconnect()
                 self.set_profile(self.profile)
