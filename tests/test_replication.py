@@ -400,8 +400,25 @@ def test_skein_replica_of_skein_by_replicaof(fresh_skein):
     same_data(mc, rc)
     assert rc.call("EXISTS", "only-here") == b":0\r\n"
     assert info(rc, "stats")["evicted_keys"] == "0"
-    # A replica serves no replicas of its own (a deliberate difference).
-    assert rc.call("PSYNC", "?", "-1").startswith(b"-ERR Skein does not serve replicas")
+
+
+def test_chained_replication(fresh_redis, fresh_skein):
+    """redis-server master -> Skein replica -> redis-server replica of the Skein: the last
+    one follows the first through the middle (the middle's own stream and replication ID,
+    as its writes come from its master's)."""
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "0"])
+    mc = RawConn(red.port)
+    preload(mc)
+    mid, midc = follower(fresh_skein, red)
+    last, lc = replica_of(fresh_redis, mid)
+    busy_writes(red.port, mc, 20)
+    digest = lambda c: parse(c.call("DEBUG", "DIGEST"))  # noqa: E731
+    wait_for(lambda: digest(lc) == digest(midc) == digest(mc), "the chain to agree")
+    assert_published_through(mc, last.port)
+    # The middle's link drops and comes back: its replica is still served.
+    assert midc.call("CLIENT", "KILL", "TYPE", "master") == b":1\r\n"
+    workload(red.port, "again", 5)
+    wait_for(lambda: digest(lc) == digest(mc), "the chain after the middle's reconnection")
 
 
 def test_skein_replica_with_the_aof_on(fresh_redis, fresh_skein):

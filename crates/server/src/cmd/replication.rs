@@ -124,11 +124,11 @@ fn become_replica(ctx: &mut Ctx) {
     if ctx.client.become_replica {
         return;
     }
-    if ctx.srv.repl.link.is_replica() {
-        // Deliberate difference: a Skein replica serves no replicas of its own.
+    let link = &ctx.srv.repl.link;
+    if link.is_replica() && link.state.load(Relaxed) != crate::repl::link::CONNECTED {
         return ctx
             .out
-            .error("ERR Skein does not serve replicas while it is a replica itself");
+            .error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
     ctx.client.become_replica = true;
     ctx.client.close_after_reply = true;

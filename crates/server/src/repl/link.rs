@@ -145,10 +145,6 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     link.state.store(CONNECT, Relaxed);
     link.down_since.store(crate::persist::unix_secs(), Relaxed);
-    // A replica serves no replicas of its own: those connected resync elsewhere.
-    for r in srv.repl.replicas() {
-        r.gone.store(true, Relaxed);
-    }
     let srv = srv.clone();
     let _ = std::thread::Builder::new()
         .name("skein-master-link".into())
@@ -420,6 +416,10 @@ fn load_snapshot(srv: &Server, payload: &[u8]) -> io::Result<()> {
     crate::lazyfree::free_tables(tables);
     keys.changes.keep_events(false);
     keys.changes.want_informational(0);
+    // This server's own replicas cannot continue across a replaced dataset: they are
+    // dropped, and the new replication ID makes them resync in full.
+    *srv.stats.replid.lock() = crate::stats::random_hex40();
+    srv.repl.disconnect_all();
     log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
     let put = |db, entry| load::insert(&mut keys, db, entry, load::Duplicates::Replace);
     let loaded = load::load_bytes(srv, payload, load::Presize::No, put);
