@@ -519,3 +519,23 @@ def test_replica_survives_a_bad_master(fresh_skein):
         log = f.read()
     assert "internal error" not in log and "panicked" not in log
     assert "the master's snapshot is cut or damaged" in log
+
+
+def test_shutdown_waits_for_the_replicas(fresh_skein, fresh_redis):
+    """SHUTDOWN (without NOW) waits, up to shutdown-timeout, for the replicas to acknowledge
+    every write: the replica holds the master's last data when it is gone."""
+    sk = fresh_skein(workers=2)
+    mc = RawConn(sk.port)
+    r, rc = replica_of(fresh_redis, sk)
+    workload(sk.port, "w", 20)
+    want = parse(mc.call("DEBUG", "DIGEST"))
+    try:
+        mc.call("SHUTDOWN", "NOSAVE")
+    except (ConnectionError, OSError):
+        pass
+    wait_for(lambda: not sk.alive(), "the master to exit")
+    assert parse(rc.call("DEBUG", "DIGEST")) == want
+    with open(os.path.join(sk.dir, "server.log")) as f:
+        log = f.read()
+    assert "Waiting for replicas before shutting down." in log
+    assert "1 of 1 replicas are in sync when shutting down." in log

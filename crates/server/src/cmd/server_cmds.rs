@@ -113,6 +113,7 @@ fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {
         } else if is(a, "save") {
             flags.save = true;
         } else if is(a, "now") {
+            flags.now = true;
         } else if is(a, "force") {
             flags.force = true;
         } else if is(a, "abort") {

@@ -14,6 +14,8 @@ pub struct Flags {
     pub save: bool,
     pub nosave: bool,
     pub force: bool,
+    /// SHUTDOWN NOW: no waiting for replicas.
+    pub now: bool,
 }
 
 /// Save if asked or if `save` rules exist (unless NOSAVE), with every shard held by
@@ -25,6 +27,9 @@ pub fn finish(srv: &Server, keys: &mut Locked<'_>, mut flags: Flags) -> bool {
         flags.nosave = true;
     }
     log::warning("User requested shutdown...");
+    if !flags.now && !srv.persist.is_loading() {
+        wait_for_replicas(srv);
+    }
     if srv.persist.bgsave_in_progress() {
         log::warning("There is a child saving an .rdb. Killing it!");
         save::kill_bgsave(srv);
@@ -46,6 +51,33 @@ pub fn finish(srv: &Server, keys: &mut Locked<'_>, mut flags: Flags) -> bool {
         }
     }
     true
+}
+
+/// Redis 7's `shutdown-timeout`: with writes stopped (every shard is held), wait up to that
+/// many seconds for the connected replicas to acknowledge the whole stream, asking them
+/// with REPLCONF GETACK, so a failover loses no acknowledged write.
+fn wait_for_replicas(srv: &Server) {
+    let timeout = srv.config.get_i64("shutdown-timeout");
+    let replicas = srv.repl.replicas();
+    if timeout <= 0 || replicas.is_empty() {
+        return;
+    }
+    log::notice("Waiting for replicas before shutting down.");
+    let target = crate::repl::offset(srv);
+    srv.propagation
+        .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(timeout as u64);
+    loop {
+        let synced = srv.repl.acked(target) as usize;
+        if synced >= replicas.len() || std::time::Instant::now() >= deadline {
+            log::notice(&format!(
+                "{synced} of {} replicas are in sync when shutting down.",
+                replicas.len()
+            ));
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// One flag per caught signal, raised by the signal handler.
