@@ -69,7 +69,12 @@ fn wait_for_replicas(srv: &Server) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(timeout as u64);
     loop {
         let synced = srv.repl.acked(target) as usize;
-        if synced >= replicas.len() || std::time::Instant::now() >= deadline {
+        // A replica whose link is gone is not waited for.
+        let live = replicas
+            .iter()
+            .filter(|r| !r.gone.load(std::sync::atomic::Ordering::Relaxed))
+            .count();
+        if synced >= live || std::time::Instant::now() >= deadline {
             log::notice(&format!(
                 "{synced} of {} replicas are in sync when shutting down.",
                 replicas.len()

@@ -115,7 +115,11 @@ impl Repl {
         self.replicas
             .lock()
             .iter()
-            .filter(|r| r.state.load(Relaxed) == ONLINE && r.ack.load(Relaxed) >= target)
+            .filter(|r| {
+                r.state.load(Relaxed) == ONLINE
+                    && !r.gone.load(Relaxed)
+                    && r.ack.load(Relaxed) >= target
+            })
             .count() as u64
     }
 
