@@ -539,3 +539,21 @@ def test_shutdown_waits_for_the_replicas(fresh_skein, fresh_redis):
         log = f.read()
     assert "Waiting for replicas before shutting down." in log
     assert "1 of 1 replicas are in sync when shutting down." in log
+
+
+def test_min_replicas_to_write(fresh_skein, fresh_redis):
+    """With min-replicas-to-write, writes are refused until enough replicas acknowledge in
+    time, as Redis refuses them (plain writes, transactions, a script's first write)."""
+    opts = ["--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"]
+    sk, red = fresh_skein(extra=opts, workers=2), fresh_redis(extra=opts)
+    a, b = RawConn(sk.port), RawConn(red.port)
+    for cmd in (["SET", "k", "v"], ["GET", "k"], ["MULTI"], ["SET", "k", "v"], ["EXEC"],
+                ["EVAL", "return redis.call('SET', 'k', 'v')", "0"],
+                ["EVAL", "return redis.call('GET', 'k')", "0"], ["PUBLISH", "c", "m"]):
+        assert a.call(*cmd) == b.call(*cmd), cmd
+    assert info(a)["min_slaves_good_slaves"] == info(b)["min_slaves_good_slaves"] == "0"
+    assert list(info(a)) == list(info(b))
+    # A replica that acknowledges: writes go through.
+    replica_of(fresh_redis, sk)
+    wait_for(lambda: info(a)["min_slaves_good_slaves"] == "1", "a good replica")
+    assert a.call("SET", "k", "v") == b"+OK\r\n"

@@ -121,6 +121,10 @@ pub struct Hot {
     pub lazyfree_lazy_user_del: AtomicI64,
     /// tracking-table-max-keys (0: no limit), read when client-side caching adds a key.
     pub tracking_table_max_keys: AtomicI64,
+    /// min-replicas-to-write and min-replicas-max-lag (writes refused with -NOREPLICAS
+    /// while fewer replicas are good; 0 of either: off).
+    pub min_replicas_to_write: AtomicI64,
+    pub min_replicas_max_lag: AtomicI64,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -189,6 +193,12 @@ impl Config {
         self.hot
             .tracking_table_max_keys
             .store(self.get_i64("tracking-table-max-keys"), Relaxed);
+        self.hot
+            .min_replicas_to_write
+            .store(self.get_i64("min-replicas-to-write"), Relaxed);
+        self.hot
+            .min_replicas_max_lag
+            .store(self.get_i64("min-replicas-max-lag"), Relaxed);
         self.hot
             .proto_max_bulk_len
             .store(self.get_i64("proto-max-bulk-len"), Relaxed);

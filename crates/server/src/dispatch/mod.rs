@@ -23,6 +23,9 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Commands that run at once inside MULTI instead of being queued (as in Redis).
+/// A write refused for want of good replicas (shared.noreplicaserr).
+pub const NOREPLICAS_ERR: &str = "NOREPLICAS Not enough good replicas to write.";
+
 /// A write refused on a read-only replica (shared.roslaveerr).
 pub const READONLY_ERR: &str = "READONLY You can't write against a read only replica.";
 
@@ -308,6 +311,14 @@ fn check<'t>(
                 return None;
             }
         }
+    }
+    if !replaying
+        && srv.config.hot.min_replicas_to_write.load(Relaxed) > 0
+        && !crate::repl::enough_good_replicas(srv)
+        && is_write(srv, client, cmd, argv)
+    {
+        rejected(client, out, NOREPLICAS_ERR);
+        return None;
     }
     if !replaying
         && srv.repl.link.is_replica()

@@ -46,6 +46,13 @@ pub struct Replica {
     pub gone: AtomicBool,
 }
 
+impl Replica {
+    /// Streaming, and its link not gone.
+    pub fn online(&self) -> bool {
+        self.state.load(Relaxed) == ONLINE && !self.gone.load(Relaxed)
+    }
+}
+
 #[derive(Default)]
 pub struct Repl {
     replicas: Mutex<Vec<Arc<Replica>>>,
@@ -115,11 +122,7 @@ impl Repl {
         self.replicas
             .lock()
             .iter()
-            .filter(|r| {
-                r.state.load(Relaxed) == ONLINE
-                    && !r.gone.load(Relaxed)
-                    && r.ack.load(Relaxed) >= target
-            })
+            .filter(|r| r.online() && r.ack.load(Relaxed) >= target)
             .count() as u64
     }
 
@@ -146,6 +149,30 @@ impl Repl {
         });
         !waits.is_empty()
     }
+}
+
+/// checkGoodReplicasStatus: may writes go on? Not while `min-replicas-to-write` is set and
+/// fewer online replicas acknowledged within `min-replicas-max-lag` seconds (a replica
+/// never refuses for this).
+pub fn enough_good_replicas(srv: &Server) -> bool {
+    let hot = &srv.config.hot;
+    let want = hot.min_replicas_to_write.load(Relaxed);
+    let max_lag = hot.min_replicas_max_lag.load(Relaxed);
+    if want <= 0 || max_lag <= 0 || srv.repl.link.is_replica() {
+        return true;
+    }
+    good_replicas(srv, max_lag) >= want as usize
+}
+
+/// Online replicas whose last ACK is at most `max_lag` seconds old
+/// (repl_good_slaves_count).
+pub fn good_replicas(srv: &Server, max_lag: i64) -> usize {
+    let now = crate::persist::unix_secs();
+    srv.repl
+        .replicas()
+        .iter()
+        .filter(|r| r.online() && now - r.ack_secs.load(Relaxed) <= max_lag)
+        .count()
 }
 
 /// Block a client in WAIT (its connection waits for `reply`) until `want` replicas
@@ -245,6 +272,12 @@ pub fn info_lines(srv: &Server) -> Vec<(String, String)> {
     let now = crate::persist::unix_secs();
     let replicas = srv.repl.replicas();
     let mut out = vec![("connected_slaves".to_string(), replicas.len().to_string())];
+    let hot = &srv.config.hot;
+    let max_lag = hot.min_replicas_max_lag.load(Relaxed);
+    if hot.min_replicas_to_write.load(Relaxed) > 0 && max_lag > 0 {
+        let good = good_replicas(srv, max_lag);
+        out.push(("min_slaves_good_slaves".to_string(), good.to_string()));
+    }
     for (i, r) in replicas.iter().enumerate() {
         let state = match r.state.load(Relaxed) {
             WAIT_BGSAVE => "wait_bgsave",

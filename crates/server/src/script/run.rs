@@ -525,6 +525,15 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
                 raise_errors,
             );
         }
+        if !crate::repl::enough_good_replicas(srv) {
+            return refuse(
+                ctx,
+                run,
+                Some(cmd),
+                format!("-{}", crate::dispatch::NOREPLICAS_ERR).as_bytes(),
+                raise_errors,
+            );
+        }
     }
     // scriptVerifyOOM: the first write of a script not declaring allow-oom fails when
     // memory was over the limit as the script's command started.
