@@ -64,8 +64,7 @@ fn wait_for_replicas(srv: &Server) {
     }
     log::notice("Waiting for replicas before shutting down.");
     let target = crate::repl::offset(srv);
-    srv.propagation
-        .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
+    crate::repl::request_acks(srv);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(timeout as u64);
     loop {
         let synced = srv.repl.acked(target) as usize;

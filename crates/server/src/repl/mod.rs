@@ -127,8 +127,7 @@ impl Repl {
     }
 
     /// Answer the WAITs whose replicas acknowledged enough, or whose deadline passed; drop
-    /// those whose client left.
-    /// Whether clients still wait.
+    /// those whose client left. Returns whether clients still wait.
     fn check_waits(&self) -> bool {
         let mut waits = self.waits.lock();
         if waits.is_empty() {
@@ -169,7 +168,8 @@ pub fn enough_good_replicas(srv: &Server) -> bool {
 pub fn good_replicas(srv: &Server, max_lag: i64) -> usize {
     let now = crate::persist::unix_secs();
     srv.repl
-        .replicas()
+        .replicas
+        .lock()
         .iter()
         .filter(|r| r.online() && now - r.ack_secs.load(Relaxed) <= max_lag)
         .count()
@@ -194,13 +194,19 @@ pub fn wait(
         reply,
         info,
     });
+    request_acks(srv);
+    srv.repl.check_waits();
+    // Its deadline is the feeder's to watch.
+    srv.propagation.wake_feeder();
+}
+
+/// Ask every replica for an ACK now (REPLCONF GETACK * in the stream, Redis's
+/// replicationRequestAckFromSlaves): WAIT and a shutdown need not wait for the next one.
+pub fn request_acks(srv: &Server) {
     if srv.propagation.backlog.is_active() {
         srv.propagation
             .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
     }
-    srv.repl.check_waits();
-    // Its deadline is the feeder's to watch.
-    srv.propagation.wake_feeder();
 }
 
 /// repl-backlog-size in bytes.
