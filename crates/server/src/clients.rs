@@ -77,7 +77,8 @@ pub struct ClientInfo {
     pub resp: AtomicU64,
     /// Set by CLIENT KILL (or shutdown): the owning worker closes the connection.
     pub kill: AtomicBool,
-    pub user: String,
+    /// The ACL user's name (CLIENT LIST `user=`, CLIENT KILL USER).
+    pub user: Mutex<Vec<u8>>,
     pub is_unix: bool,
     /// [`flag`] bits.
     pub flags: AtomicU32,
@@ -145,7 +146,7 @@ impl ClientInfo {
             tot_mem: AtomicU64::new(0),
             resp: AtomicU64::new(2),
             kill: AtomicBool::new(false),
-            user: "default".to_string(),
+            user: Mutex::new(b"default".to_vec()),
             is_unix: a.is_unix,
             flags: AtomicU32::new(if a.is_unix { flag::UNIX } else { 0 }),
             multi_len: AtomicU64::new(0),
@@ -288,7 +289,7 @@ impl ClientInfo {
             self.memory(),
             events,
             cmd,
-            self.user,
+            String::from_utf8_lossy(&self.user.lock()),
             crate::tracking::redirect_shown(self),
             self.resp.load(Relaxed),
         )

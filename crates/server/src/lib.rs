@@ -1,6 +1,7 @@
 //! Skein's server: networking, command table and dispatch, configuration, statistics.
 //! The keyspace itself is the `engine` crate; the protocol codec is `resp`.
 
+pub mod acl;
 pub mod alloc;
 pub mod blocking;
 pub mod clients;

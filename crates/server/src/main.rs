@@ -87,6 +87,10 @@ fn main() {
         let _ = std::fs::write(&pidfile, format!("{}\n", std::process::id()));
     }
     let srv = Arc::new(Server::new(cfg));
+    if let Err(e) = skein_server::acl::file::load_at_startup(&srv) {
+        log::warning(&e);
+        std::process::exit(1);
+    }
     let result = skein_server::run(srv);
     if !pidfile.is_empty() {
         let _ = std::fs::remove_file(&pidfile);

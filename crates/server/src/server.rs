@@ -44,6 +44,8 @@ pub struct Server {
     pub offload: crate::offload::Pool,
     /// Connected replicas (the master's side of replication).
     pub repl: crate::repl::Repl,
+    /// ACL users (AUTH, ACL SETUSER) and the ACL log.
+    pub acl: crate::acl::Acl,
 }
 
 impl Server {
@@ -52,9 +54,12 @@ impl Server {
         let shards = config.get_i64("shards-per-db").max(1) as usize;
         let workers = config.workers();
         let run_id = crate::stats::random_hex40();
+        let commands = CommandTable::load(workers);
+        let acl = crate::acl::Acl::new(&commands, &config.get("requirepass"));
         Server {
             keyspace: Keyspace::new(dbs, shards),
-            commands: CommandTable::load(workers),
+            commands,
+            acl,
             clients: ClientRegistry::default(),
             stats: Stats::new(workers),
             watches: Watches::new(dbs),
@@ -75,6 +80,14 @@ impl Server {
             repl: Default::default(),
             config,
         }
+    }
+
+    /// A client's CLIENT LIST line.
+    pub fn client_line(&self, c: &crate::clients::ClientInfo) -> String {
+        let all = &self.commands.all;
+        c.describe(engine::now_ms(), |i| {
+            all.get(i).map(|d| d.fullname.clone()).unwrap_or_default()
+        })
     }
 
     pub fn is_shutting_down(&self) -> bool {

@@ -107,13 +107,9 @@ fn describe_all<'a>(
     let me = &ctx.client.info;
     let argv_mem: usize = argv.iter().map(|a| a.len()).sum();
     me.argv_mem.store(argv_mem as u64, Relaxed);
-    let now = engine::now_ms();
-    let all = &ctx.srv.commands.all;
     let mut o = String::new();
     for c in clients {
-        o.push_str(&c.describe(now, |i| {
-            all.get(i).map(|d| d.fullname.clone()).unwrap_or_default()
-        }));
+        o.push_str(&ctx.srv.client_line(c));
         o.push('\n');
     }
     me.argv_mem.store(0, Relaxed);
@@ -180,7 +176,7 @@ impl KillFilter<'_> {
             && self.laddr.is_none_or(|a| a == c.laddr.as_bytes())
             && self.kind.is_none_or(|t| c.client_type() == t)
             && (self.id == 0 || c.id == self.id)
-            && self.user.is_none_or(|u| u == c.user.as_bytes())
+            && self.user.is_none_or(|u| u == c.user.lock().as_slice())
             && (self.max_age == 0 || now_ms / 1000 - c.created_ms / 1000 >= self.max_age)
             && !(self.skipme && c.id == me)
     }
@@ -230,8 +226,7 @@ fn parse_kill_filter<'a>(ctx: &mut Ctx, argv: &[&'a [u8]]) -> Option<KillFilter<
         } else if is(opt, "laddr") {
             f.laddr = Some(val);
         } else if is(opt, "user") {
-            // Only the default user exists.
-            if val != b"default" {
+            if ctx.srv.acl.get(val).is_none() {
                 ctx.out.error_bytes(&args::error_text(&[
                     b"ERR No such user '",
                     args::c_str(val),

@@ -61,6 +61,14 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     if let Err(e) = config.config_set(&pairs, local) {
         return ctx.out.error_bytes(&e);
     }
+    if pairs
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case(b"requirepass"))
+    {
+        // updateRequirePass: the default user's password follows.
+        let pass = config.get("requirepass");
+        ctx.srv.acl.set_default_password(&ctx.srv.commands, &pass);
+    }
     if let Err(e) = maxclients_changed(ctx, maxclients_was) {
         return ctx.out.error(&e);
     }
@@ -132,6 +140,15 @@ fn config_resetstat(ctx: &mut Ctx, _argv: &[&[u8]]) {
 }
 
 fn config_rewrite(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    // rewriteConfigUserOption: the users as the ACL now has them.
+    let lines: Vec<String> = ctx
+        .srv
+        .acl
+        .all()
+        .iter()
+        .map(|u| String::from_utf8_lossy(&crate::acl::file::user_line(ctx.srv, u)).into_owned())
+        .collect();
+    *ctx.srv.config.users.lock() = lines;
     match crate::config::rewrite::rewrite(&ctx.srv.config) {
         Ok(()) => ctx.out.ok(),
         Err(e) => ctx.out.error(&e),

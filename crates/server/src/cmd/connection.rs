@@ -51,10 +51,32 @@ fn select(ctx: &mut Ctx, argv: &[&[u8]]) {
     ctx.out.ok();
 }
 
-/// Check a password for `user` against `requirepass` (only the default user exists).
-fn check_password(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    let required = ctx.srv.config.get("requirepass");
-    user == b"default" && (required.is_empty() || required.as_bytes() == pass)
+/// ACLAuthenticateUser: on success the client runs as `user` from now on; a failure is
+/// logged (its object is the command's name as sent).
+fn authenticate(ctx: &mut Ctx, cmd_name: &[u8], user: &[u8], pass: &[u8]) -> bool {
+    match ctx.srv.acl.authenticate(user, pass) {
+        Some(slot) => {
+            ctx.client.authenticated = true;
+            ctx.client.set_user(slot);
+            true
+        }
+        None => {
+            let context = if ctx.client.in_multi() {
+                crate::acl::log::Context::Multi
+            } else {
+                crate::acl::log::Context::Toplevel
+            };
+            crate::acl::log_event(
+                ctx.srv,
+                &ctx.client.info,
+                crate::acl::log::Reason::Auth,
+                context,
+                cmd_name.to_vec(),
+                user.to_vec(),
+            );
+            false
+        }
+    }
 }
 
 fn auth(ctx: &mut Ctx, argv: &[&[u8]]) {
@@ -64,15 +86,14 @@ fn auth(ctx: &mut Ctx, argv: &[&[u8]]) {
     // MONITOR (and logs) never show the secrets.
     ctx.client.redacted |= if argv.len() == 3 { 0b110 } else { 0b10 };
     let (user, pass) = if argv.len() == 2 {
-        if ctx.srv.config.get("requirepass").is_empty() {
+        if ctx.srv.acl.default_nopass() {
             return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
         }
         (&b"default"[..], argv[1])
     } else {
         (argv[1], argv[2])
     };
-    if check_password(ctx, user, pass) {
-        ctx.client.authenticated = true;
+    if authenticate(ctx, argv[0], user, pass) {
         ctx.out.ok();
     } else {
         ctx.out
@@ -111,12 +132,11 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
             if j + 2 < 64 {
                 ctx.client.redacted |= (1 << (j + 1)) | (1 << (j + 2));
             }
-            if !check_password(ctx, argv[j + 1], argv[j + 2]) {
+            if !authenticate(ctx, argv[0], argv[j + 1], argv[j + 2]) {
                 return ctx
                     .out
                     .error("WRONGPASS invalid username-password pair or user is disabled.");
             }
-            ctx.client.authenticated = true;
             j += 3;
         } else if is(argv[j], "setname") && more >= 1 {
             if !valid_client_name(argv[j + 1]) {
@@ -134,6 +154,7 @@ fn hello(ctx: &mut Ctx, argv: &[&[u8]]) {
             ]));
         }
     }
+    // Redis tests the flag itself here (not authRequired).
     if !ctx.client.authenticated {
         return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
     }
@@ -172,6 +193,12 @@ fn reset(ctx: &mut Ctx, _argv: &[&[u8]]) {
     ctx.out.proto = Proto::Resp2;
     ctx.client.info.resp.store(2, Relaxed);
     ctx.client.info.name.lock().clear();
-    ctx.client.authenticated = ctx.srv.config.get("requirepass").is_empty();
+    // clientSetDefaultAuth.
+    let default = ctx.srv.acl.default.clone();
+    ctx.client.authenticated = {
+        let def = default.read();
+        def.nopass && def.enabled
+    };
+    ctx.client.set_user(default);
     ctx.out.simple("RESET");
 }

@@ -26,6 +26,7 @@ pub const KEY_RW: u64 = 1 << 1;
 pub const KEY_OW: u64 = 1 << 2;
 pub const KEY_ACCESS: u64 = 1 << 4;
 pub const KEY_UPDATE: u64 = 1 << 5;
+pub const KEY_INSERT: u64 = 1 << 6;
 pub const KEY_DELETE: u64 = 1 << 7;
 pub const KEY_NOT_KEY: u64 = 1 << 8;
 pub const KEY_INCOMPLETE: u64 = 1 << 9;

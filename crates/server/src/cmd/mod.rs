@@ -2,6 +2,7 @@
 //! of (full name, handler) rows joined with the JSON definitions in [`table`]. What runs
 //! around a handler (checks, locks, effects, statistics) is [`crate::dispatch`].
 
+pub mod acl;
 pub mod args;
 pub mod bitmaps;
 pub mod blocking;
@@ -69,6 +70,9 @@ pub struct ClientState {
     pub id: u64,
     pub db: usize,
     pub authenticated: bool,
+    /// The ACL user commands run as; `None` for the AOF's and the master's clients, which
+    /// run anything (Redis's NULL user).
+    pub user: Option<Arc<crate::acl::UserSlot>>,
     pub info: Arc<ClientInfo>,
     /// Close the connection once the pending replies are written (QUIT, protocol error).
     pub close_after_reply: bool,
@@ -120,6 +124,7 @@ impl ClientState {
             id,
             db,
             authenticated: true,
+            user: None,
             info,
             close_after_reply: false,
             reply_mode: ReplyMode::On,
@@ -139,6 +144,18 @@ impl ClientState {
             oom_at_start: false,
             prev_was_client: false,
         }
+    }
+
+    /// Commands other than AUTH and HELLO are refused (Redis's authRequired): not
+    /// authenticated while the default user needs a password or is off.
+    pub fn needs_auth(&self, srv: &Server) -> bool {
+        !self.authenticated && srv.acl.auth_required()
+    }
+
+    /// Authenticated as `user` (AUTH, HELLO AUTH, RESET back to the default user).
+    pub fn set_user(&mut self, user: Arc<crate::acl::UserSlot>) {
+        *self.info.user.lock() = user.name.clone();
+        self.user = Some(user);
     }
 
     /// The connection is going away: give back what the client holds server-wide.
@@ -189,6 +206,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         dump::COMMANDS,
         persist::COMMANDS,
         connection::COMMANDS,
+        acl::COMMANDS,
         client::COMMANDS,
         tracking::COMMANDS,
         server_cmds::COMMANDS,

@@ -48,7 +48,13 @@ impl Options<'_> {
     }
 }
 
-fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, &'static str> {
+/// `full_access`: the client's user may read every key (BY with a pattern and GET need
+/// it, as Redis's ACL check).
+fn parse<'a>(
+    argv: &[&'a [u8]],
+    readonly: bool,
+    full_access: bool,
+) -> Result<Options<'a>, &'static str> {
     let mut o = Options {
         desc: false,
         alpha: false,
@@ -79,9 +85,14 @@ fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, &'static 
             o.by = Some(Pattern::parse(p));
             if !score::c_str(p).contains(&b'*') {
                 o.dontsort = true;
+            } else if !full_access {
+                return Err("ERR BY option of SORT denied due to insufficient ACL permissions.");
             }
             j += 1;
         } else if is(a, "get") && left >= 1 {
+            if !full_access {
+                return Err("ERR GET option of SORT denied due to insufficient ACL permissions.");
+            }
             o.gets.push(Pattern::parse(argv[j + 1]));
             j += 1;
         } else {
@@ -100,7 +111,7 @@ fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, &'static 
 /// when the options do not parse (the call fails before touching a key).
 pub fn keys_needed<'a>(argv: &[&'a [u8]], readonly: bool) -> Option<SmallVec<[&'a [u8]; 2]>> {
     let mut keys = SmallVec::new();
-    if let Ok(o) = parse(argv, readonly) {
+    if let Ok(o) = parse(argv, readonly, true) {
         if o.reads_other_keys() {
             return None;
         }
@@ -162,7 +173,11 @@ impl Vector {
 }
 
 fn run(ctx: &mut Ctx, argv: &[&[u8]], readonly: bool) {
-    let mut o = match parse(argv, readonly) {
+    let full_access = match (&ctx.client.user, ctx.srv.commands.lookup(argv)) {
+        (Some(u), Some(cmd)) if !u.unrestricted() => u.may_read_every_key(cmd, argv),
+        _ => true,
+    };
+    let mut o = match parse(argv, readonly, full_access) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
     };

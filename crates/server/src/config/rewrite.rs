@@ -261,15 +261,18 @@ pub fn rewritten_content(cfg: &Config, old: &str) -> String {
         rewrite_option(cfg, &mut st, i);
     }
     if cfg.get("aclfile").is_empty() {
-        st.line("user", default_user_line(cfg), true);
+        // CONFIG REWRITE puts every user's line (the default user's included) here first.
         let users: Vec<String> = cfg.users.lock().clone();
-        for u in users {
-            let is_default = resp::parse::split_args(u.as_bytes())
+        let is_default = |u: &String| {
+            resp::parse::split_args(u.as_bytes())
                 .and_then(|a| a.get(1).cloned())
-                .is_some_and(|n| n == b"default");
-            if !is_default {
-                st.line("user", u, true);
-            }
+                .is_some_and(|n| n == b"default")
+        };
+        if !users.iter().any(is_default) {
+            st.line("user", default_user_line(cfg), true);
+        }
+        for u in users {
+            st.line("user", u, true);
         }
     }
     st.mark("user");

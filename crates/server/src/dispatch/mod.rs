@@ -270,7 +270,7 @@ fn check<'t>(
         rejected(client, out, &msg);
         return None;
     }
-    if !client.authenticated && !cmd.flags.no_auth {
+    if !cmd.flags.no_auth && client.needs_auth(srv) {
         rejected(client, out, "NOAUTH Authentication required.");
         return None;
     }
@@ -283,6 +283,15 @@ fn check<'t>(
     }
     if client.in_multi() && cmd.flags.no_multi {
         rejected(client, out, "ERR Command not allowed inside a transaction");
+        return None;
+    }
+    let context = if client.in_multi() {
+        crate::acl::log::Context::Multi
+    } else {
+        crate::acl::log::Context::Toplevel
+    };
+    if let Err(denied) = crate::acl::check_client(srv, client, cmd, argv, context) {
+        rejected(client, out, &denied.noperm(cmd));
         return None;
     }
     // The AOF's replaying client runs what the file says, as Redis's fake client does, and
@@ -424,6 +433,15 @@ pub fn call(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]]) -> std::time::Durat
 pub fn call_queued(ctx: &mut Ctx, argv: &[&[u8]]) {
     match ctx.srv.commands.lookup(argv) {
         Some(cmd) => {
+            // The rules may have changed since the command was queued.
+            let context = crate::acl::log::Context::Multi;
+            if let Err(d) = crate::acl::check_client(ctx.srv, ctx.client, cmd, argv, context) {
+                let msg = format!(
+                    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {}",
+                    d.exec_reason()
+                );
+                return reply_error(ctx.srv, ctx.client.worker, ctx.out, msg.as_bytes());
+            }
             call(ctx, cmd, argv);
         }
         None => {

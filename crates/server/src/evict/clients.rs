@@ -95,16 +95,12 @@ fn pass(srv: &Server, limit: u64, running: Option<(u64, u64)>) {
         .filter(|c| !c.has(crate::clients::flag::NO_EVICT))
         .collect();
     evictable.sort_by_key(|c| Reverse(mem(c)));
-    let now = engine::now_ms();
-    let all = &srv.commands.all;
     for c in evictable {
         if total < limit {
             FUTILE_AT.store(0, Relaxed);
             return;
         }
-        let line = c.describe(now, |i| {
-            all.get(i).map(|d| d.fullname.clone()).unwrap_or_default()
-        });
+        let line = srv.client_line(&c);
         crate::log::notice(&format!("Evicting client: {line}"));
         total = total.saturating_sub(mem(&c));
         srv.clients.kill(&c);

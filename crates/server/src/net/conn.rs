@@ -224,7 +224,7 @@ impl Conn {
         };
         if cmd.handler.is_none()
             || !cmd.arity_ok(argv.len())
-            || (!self.state.authenticated && !cmd.flags.no_auth)
+            || (self.state.needs_auth(srv) && !cmd.flags.no_auth)
         {
             return false;
         }
@@ -266,7 +266,7 @@ impl Conn {
             }
             let limits = Limits {
                 max_bulk_len: srv.config.hot.proto_max_bulk_len.load(Relaxed) as u64,
-                auth_required: !self.state.authenticated,
+                auth_required: self.state.needs_auth(srv),
             };
             let buf = &rbuf[pos..end];
             match self.parser.parse(buf, &limits, ranges) {

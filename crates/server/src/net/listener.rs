@@ -73,10 +73,7 @@ fn admit(srv: &Server, stream: &mut dyn Write, loopback: bool) -> bool {
         srv.stats.rejected_connections.fetch_add(1, Relaxed);
         return false;
     }
-    if !loopback
-        && srv.config.get_bool("protected-mode")
-        && srv.config.get("requirepass").is_empty()
-    {
+    if !loopback && srv.config.get_bool("protected-mode") && srv.acl.default_nopass() {
         let _ = stream.write_all(DENIED.as_bytes());
         srv.stats.rejected_connections.fetch_add(1, Relaxed);
         return false;

@@ -305,7 +305,8 @@ impl Worker {
             self.mailbox.clone(),
         ));
         let mut state = ClientState::detached(id, 0, self.index, info.clone());
-        state.authenticated = self.srv.config.get("requirepass").is_empty();
+        state.authenticated = !self.srv.acl.auth_required();
+        state.set_user(self.srv.acl.default.clone());
         let mut conn = Conn::new(nc.stream, state);
         // Registered once for both edges; never re-registered (see conn.rs).
         if self

@@ -66,6 +66,8 @@ struct Job {
     worker: usize,
     proto: Proto,
     info: Arc<ClientInfo>,
+    /// The client's ACL user (scripts check their commands against it).
+    user: Option<Arc<crate::acl::UserSlot>>,
     reply: Arc<Reply>,
 }
 
@@ -182,6 +184,7 @@ pub fn submit(srv: &Server, client: &mut ClientState, out: &ReplyBuf, argv: &[&[
         worker: client.worker,
         proto: out.proto,
         info: client.info.clone(),
+        user: client.user.clone(),
         reply,
     });
 }
@@ -236,6 +239,7 @@ fn renice(srv: &Server, applied: &mut Option<i64>) {
 /// Run one job as its client would have on its worker, then wake the worker.
 fn run(srv: &Server, job: Job) {
     let mut client = ClientState::detached(job.id, job.db, job.worker, job.info.clone());
+    client.user = job.user;
     let mut out = ReplyBuf::new(job.proto);
     let argv: smallvec::SmallVec<[&[u8]; 8]> = job.argv.iter().map(|a| a.as_slice()).collect();
     engine::begin_batch();

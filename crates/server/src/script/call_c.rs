@@ -44,8 +44,8 @@ pub unsafe extern "C-unwind" fn command<const MODE: u8>(state: *mut ffi::lua_Sta
     // LUA_MINSTACK free slots (push_reply checks for more as it nests).
     unsafe {
         match done {
-            Done::True => {
-                ffi::lua_pushboolean(state, 1);
+            Done::Permitted(yes) => {
+                ffi::lua_pushboolean(state, c_int::from(yes));
                 1
             }
             Done::Abort => {

@@ -327,8 +327,8 @@ pub enum Done {
     },
     /// The run was abandoned: raise the abort table.
     Abort,
-    /// `redis.acl_check_cmd` of a permitted command.
-    True,
+    /// `redis.acl_check_cmd`'s answer: the caller's user may run the command.
+    Permitted(bool),
     /// No script runs on this thread.
     NoScript,
     /// A bug: the command panicked outside its handler.
@@ -454,9 +454,13 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     let srv = ctx.srv;
     let cmd = srv.commands.lookup(&argv).filter(|c| c.handler.is_some());
     if acl_check {
-        // Only the default user exists: every known command is permitted.
         return match cmd {
-            Some(_) => Done::True,
+            Some(cmd) => Done::Permitted(
+                ctx.client
+                    .user
+                    .as_ref()
+                    .is_none_or(|u| u.check(cmd, &argv).is_ok()),
+            ),
             None => fail(
                 run,
                 b"Invalid command passed to redis.acl_check_cmd()",
@@ -490,6 +494,12 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
             b"This Redis command is not allowed from script",
             raise_errors,
         );
+    }
+    if let Err(d) =
+        crate::acl::check_client(srv, ctx.client, cmd, &argv, crate::acl::log::Context::Lua)
+    {
+        let msg = format!("The user executing the script {}", d.message());
+        return refuse(ctx, run, Some(cmd), msg.as_bytes(), raise_errors);
     }
     let writes = cmd.flags.write || cmd.flags.may_replicate;
     if run.read_only && writes {
