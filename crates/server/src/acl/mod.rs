@@ -252,12 +252,10 @@ impl Acl {
                 ]));
             }
         }
+        // Stored under the users' lock, so that concurrent changes of one user apply in
+        // turn (each on the other's result).
         match users.get(name) {
-            Some(slot) => {
-                let slot = slot.clone();
-                drop(users);
-                self.store(&slot, def.clone());
-            }
+            Some(slot) => self.store(slot, def.clone()),
             None => {
                 users.insert(name.to_vec(), UserSlot::new(name, def.clone()));
             }
