@@ -413,18 +413,23 @@ impl Monitors {
     }
 }
 
-/// CLIENT PAUSE state: what is paused and until when. Connections check it per command
-/// with two relaxed loads; a paused connection keeps its command queued and its worker
-/// retries it.
+/// CLIENT PAUSE state: what is paused and until when, plus the write pause of a FAILOVER
+/// under way (Redis's PAUSE_DURING_FAILOVER purpose: CLIENT UNPAUSE leaves it alone).
+/// Connections check it per command with two relaxed loads; a paused connection keeps its
+/// command queued and its worker retries it.
 #[derive(Default)]
 pub struct Pause {
-    /// [`PauseKind`] as u8 (0 = off).
+    /// CLIENT PAUSE's [`PauseKind`] as u8 in the low bits (0 = off), and
+    /// [`FAILOVER_BIT`] while a failover pauses writes.
     kind: AtomicU8,
     until_ms: AtomicI64,
     /// Bumped on every change, so workers know when to retry paused connections.
     generation: AtomicU64,
     change: Mutex<()>,
 }
+
+/// Set in `Pause::kind` while FAILOVER holds writes back (no end time of its own).
+const FAILOVER_BIT: u8 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -435,10 +440,21 @@ pub enum PauseKind {
 }
 
 impl Pause {
-    /// What is paused now (`Off` once the end time has passed).
+    /// What is paused now (CLIENT PAUSE's kind is `Off` once its end time has passed).
     #[inline]
     pub fn current(&self, now_ms: i64) -> PauseKind {
-        match self.kind.load(Relaxed) {
+        let kind = self.kind.load(Relaxed);
+        let client = self.client_kind(kind, now_ms);
+        if kind & FAILOVER_BIT != 0 {
+            client.max(PauseKind::Write)
+        } else {
+            client
+        }
+    }
+
+    #[inline]
+    fn client_kind(&self, kind: u8, now_ms: i64) -> PauseKind {
+        match kind & !FAILOVER_BIT {
             0 => PauseKind::Off,
             _ if now_ms >= self.until_ms.load(Relaxed) => PauseKind::Off,
             1 => PauseKind::Write,
@@ -451,7 +467,11 @@ impl Pause {
         self.kind.load(Relaxed) != 0
     }
 
+    /// When the pause ends (never while a failover holds writes back).
     pub fn until_ms(&self) -> i64 {
+        if self.kind.load(Relaxed) & FAILOVER_BIT != 0 {
+            return i64::MAX;
+        }
         self.until_ms.load(Relaxed)
     }
 
@@ -464,18 +484,31 @@ impl Pause {
     pub fn pause(&self, end_ms: i64, kind: PauseKind) {
         let _g = self.change.lock();
         let now = engine::now_ms();
-        let (kind, end) = match self.current(now) {
+        let bits = self.kind.load(Relaxed);
+        let (kind, end) = match self.client_kind(bits, now) {
             PauseKind::Off => (kind, end_ms),
             cur => (cur.max(kind), end_ms.max(self.until_ms.load(Relaxed))),
         };
         self.until_ms.store(end, Relaxed);
-        self.kind.store(kind as u8, Relaxed);
+        self.kind.store(kind as u8 | (bits & FAILOVER_BIT), Relaxed);
         self.generation.fetch_add(1, Relaxed);
     }
 
+    /// CLIENT UNPAUSE: ends CLIENT PAUSE's pause (a failover's stays).
     pub fn unpause(&self) {
         let _g = self.change.lock();
-        self.kind.store(0, Relaxed);
+        self.kind.fetch_and(FAILOVER_BIT, Relaxed);
+        self.generation.fetch_add(1, Relaxed);
+    }
+
+    /// Hold writes back while a failover waits for its replica (on), or no longer (off).
+    pub fn failover(&self, on: bool) {
+        let _g = self.change.lock();
+        if on {
+            self.kind.fetch_or(FAILOVER_BIT, Relaxed);
+        } else {
+            self.kind.fetch_and(!FAILOVER_BIT, Relaxed);
+        }
         self.generation.fetch_add(1, Relaxed);
     }
 }

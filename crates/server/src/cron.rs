@@ -41,8 +41,12 @@ pub fn spawn(srv: Arc<Server>) {
                 let budget = period * (25 + 2 * (effort - 1)) / 100;
                 let start = Instant::now();
                 // A replica's keys expire by its master's DELs (Redis's replicas run no
-                // active expiry either).
-                if srv.stats.active_expire.load(Relaxed) && !srv.repl.link.is_replica() {
+                // active expiry either); none while writes are paused (CLIENT PAUSE WRITE,
+                // FAILOVER), as in Redis.
+                if srv.stats.active_expire.load(Relaxed)
+                    && !srv.repl.link.is_replica()
+                    && srv.clients.pause.current(engine::now_ms()) == crate::clients::PauseKind::Off
+                {
                     let done = expire_cycle(&srv, &mut cursor, effort, start + budget);
                     record_cycle(&srv, start.elapsed(), budget, done);
                 }

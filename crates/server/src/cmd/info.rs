@@ -485,7 +485,7 @@ fn replication(srv: &Server, r: &mut Report) {
     for (name, value) in crate::repl::info_lines(srv) {
         r.field(&name, value);
     }
-    r.field("master_failover_state", "no-failover");
+    r.field("master_failover_state", srv.repl.failover.state_name());
     let following = srv.repl.link.is_replica();
     let master_id = srv.repl.link.master_replid.lock().clone();
     if following && !master_id.is_empty() {

@@ -13,6 +13,7 @@ pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod dump;
+pub mod failover;
 pub mod functions;
 pub mod geo;
 pub mod hashes;
@@ -228,6 +229,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         scripting::COMMANDS,
         functions::COMMANDS,
         replication::COMMANDS,
+        failover::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -72,6 +72,11 @@ fn replicaof(ctx: &mut Ctx, argv: &[&[u8]]) {
     let Some(srv) = ctx.srv.persist.server() else {
         return ctx.out.error("ERR");
     };
+    if ctx.srv.repl.failover.state() != crate::repl::failover::NONE {
+        return ctx
+            .out
+            .error("ERR REPLICAOF not allowed while failing over.");
+    }
     let me = || {
         ctx.client
             .info
@@ -103,7 +108,18 @@ fn replicaof(ctx: &mut Ctx, argv: &[&[u8]]) {
 }
 
 /// PSYNC <replid> <offset>: continue from the backlog, or a full resync.
+/// PSYNC <replid> <offset> [FAILOVER]: continue from the backlog, or a full resync;
+/// FAILOVER (from our master failing over to us) makes this server a master first.
 fn psync(ctx: &mut Ctx, argv: &[&[u8]]) {
+    if ctx.client.become_replica {
+        return;
+    }
+    if argv.len() > 3 && is(argv[3], "failover") && !super::failover::psync_failover(ctx, argv) {
+        return;
+    }
+    if !may_sync(ctx) {
+        return;
+    }
     let offset = match args::int(argv[2]) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
@@ -114,22 +130,32 @@ fn psync(ctx: &mut Ctx, argv: &[&[u8]]) {
 
 /// SYNC: the old full resync (no +FULLRESYNC line).
 fn sync(ctx: &mut Ctx, _argv: &[&[u8]]) {
+    if ctx.client.become_replica || !may_sync(ctx) {
+        return;
+    }
     ctx.client.replconf.psync = None;
     become_replica(ctx);
+}
+
+/// May a replica sync from us now? Not while failing over, nor while our own master's
+/// link is down (the error is answered).
+fn may_sync(ctx: &mut Ctx) -> bool {
+    if ctx.srv.repl.failover.state() != crate::repl::failover::NONE {
+        ctx.out.error("NOMASTERLINK Can't SYNC while failing over");
+        return false;
+    }
+    let link = &ctx.srv.repl.link;
+    if link.is_replica() && link.state.load(Relaxed) != crate::repl::link::CONNECTED {
+        ctx.out
+            .error("NOMASTERLINK Can't SYNC while not connected with my master");
+        return false;
+    }
+    true
 }
 
 /// The connection becomes a replica's once this command's batch is answered: its worker
 /// hands it to a replica thread, which replies.
 fn become_replica(ctx: &mut Ctx) {
-    if ctx.client.become_replica {
-        return;
-    }
-    let link = &ctx.srv.repl.link;
-    if link.is_replica() && link.state.load(Relaxed) != crate::repl::link::CONNECTED {
-        return ctx
-            .out
-            .error("NOMASTERLINK Can't SYNC while not connected with my master");
-    }
     ctx.client.become_replica = true;
     ctx.client.close_after_reply = true;
 }

@@ -152,6 +152,18 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     true
 }
 
+/// FAILOVER's last step: follow the target, offering it this server's own replication ID
+/// and offset (Redis's replicationCacheMasterUsingMyself), so the target, once a master,
+/// can continue our stream where it stopped; the link's PSYNC carries FAILOVER while the
+/// failover is in progress.
+pub fn follow_for_failover(srv: &Arc<Server>, host: String, port: u16) {
+    let link = &srv.repl.link;
+    *link.master_replid.lock() = srv.stats.replid.lock().clone();
+    link.offset.store(super::offset(srv) as i64, Relaxed);
+    link.db.store(0, Relaxed);
+    follow(srv, host, port);
+}
+
 /// REPLICAOF NO ONE: stop following; this server is a master again, under a new
 /// replication ID. False if it was one already.
 pub fn unfollow(srv: &Server) -> bool {
@@ -336,16 +348,14 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
         let off = link.offset.load(Relaxed);
         (off >= 0 && !id.is_empty()).then_some((id, off))
     };
-    let reply = match &cached {
-        Some((id, off)) => {
-            let next = (off + 1).to_string();
-            m.command(&[b"PSYNC", id.as_bytes(), next.as_bytes()])?
-        }
+    let (id, next) = match &cached {
+        Some((id, off)) => (id.clone(), (off + 1).to_string()),
         None => {
             log::notice("Partial resynchronization not possible (no cached master)");
-            m.command(&[b"PSYNC", b"?", b"-1"])?
+            ("?".to_string(), "-1".to_string())
         }
     };
+    let reply = psync(srv, &mut m, id.as_bytes(), next.as_bytes())?;
     if let Some(rest) = reply.strip_prefix(b"+FULLRESYNC ") {
         let text = String::from_utf8_lossy(rest).into_owned();
         let mut words = text.split(' ');
@@ -378,6 +388,39 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
     link.last_io.store(crate::persist::unix_secs(), Relaxed);
     log::notice("MASTER <-> REPLICA sync: Finished with success");
     follow_stream(srv, generation, &mut m, timeout)
+}
+
+/// PSYNC <replid> <offset>, with FAILOVER while this server fails over to this master
+/// (which makes it one); a failover ends with the answer: done if it is a sync, aborted
+/// otherwise.
+fn psync(srv: &Server, m: &mut Master, id: &[u8], next: &[u8]) -> io::Result<Vec<u8>> {
+    use super::failover;
+    if !srv.repl.failover.in_progress() {
+        return m.command(&[b"PSYNC", id, next]);
+    }
+    let sent = m.s.write_all(&crate::propagate::encode(&[
+        b"PSYNC",
+        id,
+        next,
+        b"FAILOVER",
+    ]));
+    if let Err(e) = sent {
+        failover::abort(srv, "Write error to failover target");
+        return Err(e);
+    }
+    let reply = match m.reply() {
+        Ok(reply) => reply,
+        Err(e) => {
+            failover::abort(srv, "Failover target rejected psync request");
+            return Err(e);
+        }
+    };
+    if reply.starts_with(b"+FULLRESYNC") || reply.starts_with(b"+CONTINUE") {
+        failover::finished(srv);
+    } else {
+        failover::abort(srv, "Failover target rejected psync request");
+    }
+    Ok(reply)
 }
 
 /// Is the snapshot whole (its signature, its EOF opcode and, unless the master saves

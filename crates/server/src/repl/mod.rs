@@ -15,6 +15,7 @@
 //! backlog at their own pace.
 
 pub mod backlog;
+pub mod failover;
 pub mod link;
 mod replica;
 
@@ -63,6 +64,8 @@ pub struct Repl {
     waits: Mutex<Vec<Wait>>,
     /// The master this server follows (REPLICAOF), if any.
     pub link: link::Link,
+    /// FAILOVER's state, on the master's side.
+    pub failover: failover::Failover,
     feeder: std::sync::OnceLock<()>,
 }
 
@@ -228,7 +231,7 @@ fn ensure_feeder(srv: &Arc<Server>) {
     });
 }
 
-fn feed(srv: &Server) {
+fn feed(srv: &Arc<Server>) {
     use std::time::Duration;
     srv.propagation.set_feeder();
     let mut last_ping = crate::persist::unix_secs();
@@ -247,14 +250,16 @@ fn feed(srv: &Server) {
             crate::persist::aof::drain(srv);
         }
         let waiting = srv.repl.check_waits();
-        idle = if pending || waiting {
+        let failing_over = failover::check(srv);
+        idle = if pending || waiting || failing_over {
             0
         } else {
             idle.saturating_add(1)
         };
         let now = crate::persist::unix_secs();
         let period = srv.config.get_i64("repl-ping-replica-period").max(1);
-        if now - last_ping >= period {
+        // No PING while failing over: the target must reach our offset exactly.
+        if now - last_ping >= period && !failing_over {
             last_ping = now;
             if !srv.repl.replicas.lock().is_empty() {
                 srv.propagation

@@ -1,0 +1,208 @@
+"""FAILOVER (Redis 7.0's coordinated failover), both sides: Skein as the master that
+fails over to its replica (redis-server 7.0.15 or Skein), and Skein as the replica that
+receives the master's PSYNC ... FAILOVER and becomes the master. After each failover the
+roles are swapped, writes on the new master reach the old one (DEBUG DIGEST equal), and
+the old master refuses writes. The errors, the INFO field master_failover_state, ABORT,
+TIMEOUT and FORCE are compared with redis-server 7.0.15 doing the same (outcomes only,
+never timings: a replica held with SIGSTOP is one that cannot catch up)."""
+import os
+import signal
+import threading
+
+import pytest
+
+from resp_client import RawConn, parse
+from test_replication import busy_writes, info, preload, replica_of, same_data, wait_for
+
+
+def role(conn):
+    return parse(conn.call("ROLE"))[0]
+
+
+def link_up(conn):
+    return info(conn).get("master_link_status") == "up"
+
+
+def follower_of(start, master):
+    """A new server (start()'s kind) following `master`, link up."""
+    s = start(extra=["--replicaof", "127.0.0.1", str(master.port)])
+    c = RawConn(s.port)
+    wait_for(lambda: link_up(c), "the link to come up")
+    return s, c
+
+
+def start_skein(fresh_skein):
+    return lambda extra=(): fresh_skein(extra=extra, workers=2)
+
+
+def start_redis(fresh_redis):
+    return lambda extra=(): fresh_redis(extra=["--repl-diskless-sync-delay", "0", *extra])
+
+
+def caught_up(mc, rc):
+    wait_for(lambda: info(mc)["master_repl_offset"] == info(rc)["slave_repl_offset"],
+             "the replica to catch up")
+
+
+def swapped(old, new):
+    """The failover is over: `old` follows `new` with its link up, `new` is a master."""
+    wait_for(lambda: role(new) == b"master" and role(old) == b"slave" and link_up(old)
+             and info(old)["master_failover_state"] == "no-failover",
+             "the roles to swap")
+
+
+def failover_and_check(master, mc, replica, rc, *args):
+    """FAILOVER from `master` to `replica`, then writes on the new master reach the old."""
+    preload(mc)
+    busy_writes(master.port, mc, 10)
+    caught_up(mc, rc)
+    assert mc.call("FAILOVER", *args) == b"+OK\r\n"
+    swapped(mc, rc)
+    assert info(rc)["master_failover_state"] == "no-failover"
+    assert mc.call("SET", "after", "1").startswith(b"-READONLY")
+    busy_writes(replica.port, rc, 10)
+    rc.call("SET", "after", "2")
+    caught_up(rc, mc)
+    same_data(rc, mc)
+    assert mc.call("GET", "after") == b"$1\r\n2\r\n"
+    m = parse(mc.call("ROLE"))
+    assert m[1:3] == [b"127.0.0.1", replica.port]
+
+
+@pytest.mark.parametrize("pair", ["skein-redis", "redis-skein", "skein-skein"])
+def test_failover_swaps_roles(pair, fresh_skein, fresh_redis):
+    """The master fails over to its replica: any caught-up replica (no TO), or the one TO
+    names."""
+    kinds = {"skein": start_skein(fresh_skein), "redis": start_redis(fresh_redis)}
+    m_kind, r_kind = pair.split("-")
+    master = kinds[m_kind]()
+    mc = RawConn(master.port)
+    replica, rc = follower_of(kinds[r_kind], master)
+    failover_and_check(master, mc, replica, rc)
+    # And back again, naming the target this time.
+    failover_and_check(replica, rc, master, mc, "TO", "127.0.0.1", str(master.port))
+
+
+def test_errors_match_redis(fresh_skein, fresh_redis):
+    """Syntax and state errors, on a master without replicas, then with one, then on the
+    replica; the same replies from Skein and Redis."""
+    servers = {"skein": start_skein(fresh_skein), "redis": start_redis(fresh_redis)}
+    replies = {}
+    for kind, start in servers.items():
+        m = start()
+        mc = RawConn(m.port)
+        out = replies[kind] = []
+        for args in (["ABORT"], [], ["TIMEOUT", "0"], ["TIMEOUT", "-5"], ["TIMEOUT", "x"],
+                     ["TO", "h"], ["TO", "h", "p"], ["FORCE"], ["FORCE", "FORCE"],
+                     ["TIMEOUT", "10", "TIMEOUT", "10"], ["ABORT", "TIMEOUT", "10"],
+                     ["TO", "a", "1", "TO", "b", "2"], ["BOGUS"], ["abort", "abort"],
+                     ["TO", "127.0.0.1", "1", "FORCE"]):
+            out.append(mc.call("FAILOVER", *args))
+        out.append(mc.call("PSYNC", "?", "-1", "FAILOVER"))
+        out.append(info(mc)["master_failover_state"])
+        r = start(extra=["--replicaof", "127.0.0.1", str(m.port)])
+        rc = RawConn(r.port)
+        wait_for(lambda: link_up(rc) and "state=online" in info(mc).get("slave0", ""),
+                 "the replica to be online")
+        for args in (["TO", "127.0.0.1", "1"], ["TO", "127.0.0.2", str(r.port)],
+                     ["TO", "127.0.0.1", "99999"], ["FORCE", "TIMEOUT", "10"],
+                     ["TO", "127.0.0.1", str(r.port), "FORCE"], ["FORCE"]):
+            out.append(mc.call("FAILOVER", *args))
+        out.append(rc.call("FAILOVER"))
+        out.append(rc.call("FAILOVER", "TO", "127.0.0.1", str(m.port)))
+        out.append(rc.call("FAILOVER", "ABORT"))
+        out.append(rc.call("PSYNC", "0" * 40, "1", "FAILOVER"))
+        out.append(info(rc)["master_failover_state"])
+        out.append(role(rc))
+    assert replies["skein"] == replies["redis"]
+
+
+def stopped(server):
+    """Hold a server still (SIGSTOP): a replica that cannot acknowledge anything."""
+    os.kill(server.pid, signal.SIGSTOP)
+
+
+def held_replica(kind, fresh_skein, fresh_redis):
+    """A master (Skein or Redis) and its redis-server replica, in sync, then held still."""
+    start = start_skein(fresh_skein) if kind == "skein" else start_redis(fresh_redis)
+    m = start()
+    mc = RawConn(m.port)
+    r, rc = replica_of(fresh_redis, m)
+    mc.call("SET", "k", "v")
+    caught_up(mc, rc)
+    stopped(r)
+    return m, mc, r, rc
+
+
+def resumed(server):
+    os.kill(server.pid, signal.SIGCONT)
+
+
+def paused_write(port, out):
+    """A write from a client of its own; its reply lands in `out` when it comes."""
+    c = RawConn(port, timeout=60)
+    out.append(c.call("SET", "held", "1"))
+    c.close()
+
+
+@pytest.mark.parametrize("kind", ["skein", "redis"])
+def test_abort_and_timeout(kind, fresh_skein, fresh_redis):
+    """A replica that cannot catch up: writes wait meanwhile (as CLIENT PAUSE WRITE),
+    reads do not; FAILOVER and REPLICAOF are refused while one is under way; ABORT ends it
+    and a TIMEOUT gives up, the master staying a master, the held write done."""
+    m, mc, r, rc = held_replica(kind, fresh_skein, fresh_redis)
+    try:
+        mc.call("SET", "k2", "v2")
+        assert mc.call("FAILOVER") == b"+OK\r\n"
+        assert info(mc)["master_failover_state"] == "waiting-for-sync"
+        held = []
+        t = threading.Thread(target=paused_write, args=(m.port, held))
+        t.start()
+        t.join(0.3)
+        assert held == []
+        assert mc.call("GET", "k") == b"$1\r\nv\r\n"
+        assert mc.call("FAILOVER") == b"-ERR FAILOVER already in progress.\r\n"
+        assert mc.call("REPLICAOF", "127.0.0.1", str(r.port)) == \
+            b"-ERR REPLICAOF not allowed while failing over.\r\n"
+        # CLIENT UNPAUSE ends CLIENT PAUSE's pause, not the failover's.
+        assert mc.call("CLIENT", "UNPAUSE") == b"+OK\r\n"
+        t.join(0.3)
+        assert held == []
+        assert mc.call("FAILOVER", "ABORT") == b"+OK\r\n"
+        t.join(30)
+        assert held == [b"+OK\r\n"]
+        assert info(mc)["master_failover_state"] == "no-failover"
+        assert role(mc) == b"master"
+        assert mc.call("FAILOVER", "ABORT") == b"-ERR No failover in progress.\r\n"
+        # TIMEOUT without FORCE: gives up once it passes.
+        assert mc.call("FAILOVER", "TIMEOUT", "200") == b"+OK\r\n"
+        wait_for(lambda: info(mc)["master_failover_state"] == "no-failover",
+                 "the failover to time out")
+        assert role(mc) == b"master"
+        assert mc.call("SET", "k3", "v3") == b"+OK\r\n"
+    finally:
+        resumed(r)
+    caught_up(mc, rc)
+    same_data(mc, rc)
+
+
+@pytest.mark.parametrize("kind", ["skein", "redis"])
+def test_force_fails_over_to_a_replica_behind(kind, fresh_skein, fresh_redis):
+    """TO ... FORCE TIMEOUT: once the timeout passes the master fails over to its target
+    even though it never caught up (the target, held still, answers once resumed); the
+    old master then takes the new master's data."""
+    m, mc, r, rc = held_replica(kind, fresh_skein, fresh_redis)
+    try:
+        mc.call("SET", "lost", "1")
+        assert mc.call("FAILOVER", "TO", "127.0.0.1", str(r.port), "FORCE",
+                       "TIMEOUT", "100") == b"+OK\r\n"
+        wait_for(lambda: info(mc)["master_failover_state"] == "failover-in-progress",
+                 "the timeout to pass")
+        assert role(mc) == b"slave"
+    finally:
+        resumed(r)
+    swapped(mc, rc)
+    rc.call("SET", "new", "1")
+    caught_up(rc, mc)
+    same_data(rc, mc)
+    assert mc.call("GET", "new") == b"$1\r\n1\r\n"
