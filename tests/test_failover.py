@@ -189,19 +189,26 @@ def test_abort_and_timeout(kind, fresh_skein, fresh_redis):
 @pytest.mark.parametrize("kind", ["skein", "redis"])
 def test_force_fails_over_to_a_replica_behind(kind, fresh_skein, fresh_redis):
     """TO ... FORCE TIMEOUT: once the timeout passes the master fails over to its target
-    even though it never caught up (the target, held still, answers once resumed); the
-    old master then takes the new master's data."""
+    even though it never caught up (the target, held still, answers once resumed); a
+    write held back meanwhile is refused as a replica's; the old master then takes the new
+    master's data."""
     m, mc, r, rc = held_replica(kind, fresh_skein, fresh_redis)
     try:
         mc.call("SET", "lost", "1")
         assert mc.call("FAILOVER", "TO", "127.0.0.1", str(r.port), "FORCE",
                        "TIMEOUT", "100") == b"+OK\r\n"
+        held = []
+        t = threading.Thread(target=paused_write, args=(m.port, held))
+        t.start()
         wait_for(lambda: info(mc)["master_failover_state"] == "failover-in-progress",
                  "the timeout to pass")
         assert role(mc) == b"slave"
     finally:
         resumed(r)
     swapped(mc, rc)
+    # The write held back by the pause runs once it ends, on what is now a replica.
+    t.join(30)
+    assert held[0].startswith(b"-READONLY")
     rc.call("SET", "new", "1")
     caught_up(rc, mc)
     same_data(rc, mc)
