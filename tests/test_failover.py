@@ -161,6 +161,10 @@ def test_abort_and_timeout(kind, fresh_skein, fresh_redis):
         t.join(0.3)
         assert held == []
         assert mc.call("GET", "k") == b"$1\r\nv\r\n"
+        # WAIT asks for no ACK while writes are paused: the offset stays put.
+        offset = info(mc)["master_repl_offset"]
+        assert mc.call("WAIT", "1", "50") == b":0\r\n"
+        assert info(mc)["master_repl_offset"] == offset
         assert mc.call("FAILOVER") == b"-ERR FAILOVER already in progress.\r\n"
         assert mc.call("REPLICAOF", "127.0.0.1", str(r.port)) == \
             b"-ERR REPLICAOF not allowed while failing over.\r\n"

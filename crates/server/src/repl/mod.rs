@@ -205,8 +205,12 @@ pub fn wait(
 
 /// Ask every replica for an ACK now (REPLCONF GETACK * in the stream, Redis's
 /// replicationRequestAckFromSlaves): WAIT and a shutdown need not wait for the next one.
+/// None while writes are paused (CLIENT PAUSE, FAILOVER), as in Redis: it would move the
+/// offset a failover waits for; the replicas' ACKs every second answer meanwhile.
 pub fn request_acks(srv: &Server) {
-    if srv.propagation.backlog.is_active() {
+    let paused = srv.clients.pause.maybe_active()
+        && srv.clients.pause.current(engine::now_ms()) != crate::clients::PauseKind::Off;
+    if srv.propagation.backlog.is_active() && !paused {
         srv.propagation
             .feed_replicas(&crate::propagate::encode(&[b"REPLCONF", b"GETACK", b"*"]));
     }
