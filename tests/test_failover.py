@@ -217,3 +217,43 @@ def test_force_fails_over_to_a_replica_behind(kind, fresh_skein, fresh_redis):
     caught_up(rc, mc)
     same_data(rc, mc)
     assert mc.call("GET", "new") == b"$1\r\n1\r\n"
+
+
+def writer(port, tag, stop, acked):
+    """SETs tag:0, tag:1, ... until `stop` is set; the keys the server answered +OK go
+    to `acked`."""
+    c = RawConn(port, timeout=60)
+    i = 0
+    while not stop.is_set():
+        if c.call("SET", f"{tag}:{i}", i) == b"+OK\r\n":
+            acked.append(f"{tag}:{i}")
+        i += 1
+    c.close()
+
+
+@pytest.mark.parametrize("pair", ["skein-redis", "redis-skein", "skein-skein"])
+def test_no_acknowledged_write_is_lost(pair, fresh_skein, fresh_redis):
+    """Writers keep writing while the master fails over: every write the old master
+    answered +OK is on the new master (the failover waits for the target to hold the
+    whole stream), and both end with the same data."""
+    kinds = {"skein": start_skein(fresh_skein), "redis": start_redis(fresh_redis)}
+    m_kind, r_kind = pair.split("-")
+    master = kinds[m_kind]()
+    mc = RawConn(master.port)
+    replica, rc = follower_of(kinds[r_kind], master)
+    stop = threading.Event()
+    acked = [[] for _ in range(3)]
+    threads = [threading.Thread(target=writer, args=(master.port, f"w{n}", stop, a))
+               for n, a in enumerate(acked)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: all(len(a) > 50 for a in acked), "the writers to write")
+    assert mc.call("FAILOVER", "TO", "127.0.0.1", str(replica.port)) == b"+OK\r\n"
+    swapped(mc, rc)
+    stop.set()
+    for t in threads:
+        t.join()
+    for a in acked:
+        assert rc.call("EXISTS", *a) == b":%d\r\n" % len(a)
+    caught_up(rc, mc)
+    same_data(rc, mc)
