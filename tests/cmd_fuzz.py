@@ -41,9 +41,9 @@ EXCLUDED = {
     "sync", "psync", "replconf", "migrate", "wait", "quit",
     "client|kill", "client|pause", "client|unpause", "client|reply", "client|tracking",
     "client|caching", "client|unblock", "config|set", "config|rewrite",
-    "config|resetstat", "save", "bgsave", "bgrewriteaof", "module", "acl|setuser",
+    "config|resetstat", "save", "bgsave", "bgrewriteaof", "acl|setuser",
     "acl|deluser", "acl|load", "acl|save", "script|kill", "function|kill", "pfselftest",
-    "pfdebug", "spop", "cluster", "readonly", "readwrite", "asking", "sentinel",
+    "pfdebug", "spop", "sentinel",
     "lolwut", "latency|doctor", "memory|doctor", "memory|malloc-stats",
     "slowlog|reset", "latency|reset",
 }

@@ -131,7 +131,8 @@ pub fn check_protected(
     if !cmd.flags.protected {
         return Ok(());
     }
-    let (name, option) = if cmd.name == "module" {
+    // MODULE's protected commands are its subcommands (LOAD, LOADEX, UNLOAD).
+    let (name, option) = if cmd.fullname.starts_with("module|") {
         ("MODULE", "enable-module-command")
     } else {
         ("DEBUG", "enable-debug-command")

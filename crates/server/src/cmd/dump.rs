@@ -8,7 +8,13 @@ use crate::propagate::deletion;
 use engine::evict::access;
 use engine::{rdb, Entry, Event, NO_EXPIRE};
 
-pub const COMMANDS: &[(&str, Handler)] = &[("dump", dump), ("restore", restore)];
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("dump", dump),
+    ("restore", restore),
+    // Redis's cluster-mode form of RESTORE (what MIGRATE sends to a cluster node): the same
+    // command with the ASKING flag, which means nothing without cluster support.
+    ("restore-asking", restore),
+];
 
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const BAD_TTL: &str = "ERR Invalid TTL value, must be >= 0";

@@ -7,6 +7,7 @@ pub mod args;
 pub mod bitmaps;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod coll;
 pub mod command;
 pub mod config;
@@ -24,7 +25,9 @@ pub mod keys;
 pub mod keyspec;
 pub mod latency;
 pub mod lists;
+pub mod lolwut;
 pub mod memory;
+pub mod module;
 pub mod name_index;
 pub mod object;
 pub mod persist;
@@ -230,6 +233,9 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         functions::COMMANDS,
         replication::COMMANDS,
         failover::COMMANDS,
+        cluster::COMMANDS,
+        module::COMMANDS,
+        lolwut::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }
