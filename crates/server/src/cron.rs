@@ -2,7 +2,7 @@
 //! turned it off), client eviction (`evict::clients`), eviction left unfinished
 //! (`evict::background`), every 100 ms the
 //! samples behind INFO's instantaneous figures, the `save` rules and shutdown on
-//! SIGTERM/SIGINT (`persist`).
+//! SIGTERM/SIGINT (`persist`), closing MIGRATE's idle cached connections.
 //!
 //! Like Redis's activeExpireCycle, each run samples keys with a TTL in every database and
 //! deletes the expired ones, sampling on while more than an acceptable share of a sample
@@ -35,6 +35,7 @@ pub fn spawn(srv: Arc<Server>) {
                 crate::persist::shutdown::on_signal(&srv);
                 crate::persist::rules::cron(&srv);
                 crate::persist::aof::rewrite::cron(&srv);
+                crate::cmd::migrate::close_idle();
                 let hz = srv.config.get_i64("hz").clamp(1, 500) as u64;
                 let period = Duration::from_micros(1_000_000 / hz);
                 let effort = srv.config.get_i64("active-expire-effort").clamp(1, 10) as u32;

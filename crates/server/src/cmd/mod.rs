@@ -27,6 +27,7 @@ pub mod latency;
 pub mod lists;
 pub mod lolwut;
 pub mod memory;
+pub mod migrate;
 pub mod module;
 pub mod name_index;
 pub mod object;
@@ -236,6 +237,7 @@ pub fn handlers() -> HashMap<&'static str, Handler> {
         cluster::COMMANDS,
         module::COMMANDS,
         lolwut::COMMANDS,
+        migrate::COMMANDS,
     ];
     families.iter().flat_map(|f| f.iter().copied()).collect()
 }

@@ -32,6 +32,8 @@ enum Rule {
     Database,
     /// Every key of every database (FLUSHALL SYNC).
     Everything,
+    /// Waits on the network (MIGRATE): always run on the pool.
+    Network,
 }
 
 fn rule_of(name: &str) -> Rule {
@@ -51,6 +53,7 @@ fn rule_of(name: &str) -> Rule {
         "keys" => Rule::Database,
         "flushdb" => Rule::Database,
         "flushall" => Rule::Everything,
+        "migrate" => Rule::Network,
         _ => Rule::Free,
     }
 }
@@ -71,6 +74,13 @@ fn rules(srv: &Server) -> &'static [Rule] {
 #[inline]
 pub fn may_cost(srv: &Server, cmd: &CommandDef) -> bool {
     rules(srv).get(cmd.id).is_some_and(|r| *r != Rule::Free)
+}
+
+/// Does this command wait on the network (MIGRATE)? Then it runs on the pool whatever
+/// `offload-threshold` says.
+#[inline]
+pub fn waits_on_network(srv: &Server, cmd: &CommandDef) -> bool {
+    rules(srv).get(cmd.id) == Some(&Rule::Network)
 }
 
 /// About how many elements `cmd argv` will touch, its keys held in `keys`.
@@ -150,6 +160,7 @@ pub fn estimate(srv: &Server, cmd: &CommandDef, argv: &[&[u8]], keys: &mut Locke
             }
             (0..srv.keyspace.len()).map(|d| keys.len_in(d) as u64).sum()
         }
+        Rule::Network => u64::MAX,
     }
 }
 

@@ -127,8 +127,15 @@ pub fn wanted(
     argv: &[&[u8]],
     keys: &mut engine::Locked,
 ) -> bool {
+    if !cost::may_cost(srv, cmd) || srv.offload.this.get().is_none() {
+        return false;
+    }
+    // MIGRATE's blocking network I/O never runs on a worker.
+    if cost::waits_on_network(srv, cmd) {
+        return true;
+    }
     let threshold = srv.config.hot.offload_threshold.load(Relaxed);
-    if threshold <= 0 || !cost::may_cost(srv, cmd) || srv.offload.this.get().is_none() {
+    if threshold <= 0 {
         return false;
     }
     // A bug in an estimate must not take the worker down: such a command runs inline.
