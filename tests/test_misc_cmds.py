@@ -152,10 +152,13 @@ EXEC
 """
 
 INTROSPECTION_SCRIPT = r"""
-COMMAND INFO readonly readwrite asking lolwut restore-asking
+COMMAND INFO readonly readwrite asking lolwut restore-asking migrate
 COMMAND INFO cluster|info cluster|keyslot cluster|setslot cluster|help module|load module|list module|loadex module|unload module|help
-COMMAND DOCS readonly readwrite asking lolwut restore-asking
+COMMAND DOCS readonly readwrite asking lolwut restore-asking migrate
 COMMAND DOCS cluster|slots cluster|shards module|loadex
+COMMAND GETKEYS migrate 127.0.0.1 6379 k 0 100
+COMMAND GETKEYS migrate 127.0.0.1 6379 "" 0 100 COPY KEYS a b c
+COMMAND GETKEYSANDFLAGS migrate 127.0.0.1 6379 "" 0 100 KEYS a b
 COMMAND GETKEYS restore-asking k 0 payload
 COMMAND COUNT
 """
