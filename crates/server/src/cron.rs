@@ -31,6 +31,7 @@ pub fn spawn(srv: Arc<Server>) {
                 if last_sample.elapsed() >= Duration::from_millis(100) {
                     last_sample = Instant::now();
                     srv.stats.sample();
+                    crate::supervise::oom_follow_role(&srv);
                 }
                 crate::persist::shutdown::on_signal(&srv);
                 crate::persist::rules::cron(&srv);

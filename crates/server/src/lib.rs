@@ -31,6 +31,7 @@ pub mod script;
 pub mod server;
 pub mod slowlog;
 pub mod stats;
+pub mod supervise;
 pub mod threadload;
 pub mod tracking;
 pub mod watch;
@@ -120,6 +121,7 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         port,
         n
     ));
+    supervise::ready(srv.repl.link.is_replica());
     for t in threads {
         let _ = t.join();
     }

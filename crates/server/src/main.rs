@@ -77,12 +77,21 @@ fn main() {
     }
     let cfg = load_config(&args);
     log::init(&cfg.get("logfile"));
+    // Before any thread starts: daemonize forks.
+    let supervised = skein_server::supervise::start_supervision(&cfg);
+    let background = cfg.get_bool("daemonize") && !supervised;
+    if background {
+        skein_server::supervise::daemonize();
+    }
     // jemalloc-bg-thread (Redis's default: yes): jemalloc purges freed pages on its own
     // thread instead of on the worker threads.
     if cfg.get("jemalloc-bg-thread") == "yes" {
         let _ = tikv_jemalloc_ctl::background_thread::write(true);
     }
-    let pidfile = cfg.get("pidfile");
+    let mut pidfile = cfg.get("pidfile");
+    if background && pidfile.is_empty() {
+        pidfile = skein_server::supervise::DEFAULT_PID_FILE.to_string();
+    }
     if !pidfile.is_empty() {
         let _ = std::fs::write(&pidfile, format!("{}\n", std::process::id()));
     }

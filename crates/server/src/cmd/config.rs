@@ -61,6 +61,14 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     if let Err(e) = config.config_set(&pairs, local) {
         return ctx.out.error_bytes(&e);
     }
+    let oom_names: [&[u8]; 2] = [b"oom-score-adj", b"oom-score-adj-values"];
+    if pairs
+        .iter()
+        .any(|(n, _)| oom_names.iter().any(|o| n.eq_ignore_ascii_case(o)))
+        && !crate::supervise::set_oom_score_adj(config, ctx.srv.repl.link.is_replica())
+    {
+        return ctx.out.error("ERR CONFIG SET failed (possibly related to argument 'oom-score-adj') - Failed to set current oom_score_adj. Check server logs.");
+    }
     if pairs
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case(b"requirepass"))

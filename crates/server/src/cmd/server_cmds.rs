@@ -134,6 +134,7 @@ fn shutdown(ctx: &mut Ctx, argv: &[&[u8]]) {
     if !shutdown::finish(ctx.srv, ctx.keys, flags) {
         return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
+    crate::supervise::stopping();
     ctx.srv.shutting_down.store(true, Relaxed);
     // A script still running (busy) stops at its next check.
     ctx.srv.scripts.busy.shutdown.store(true, Relaxed);

@@ -26,6 +26,9 @@ use std::sync::atomic::Ordering::Relaxed;
 /// A write refused for want of good replicas (shared.noreplicaserr).
 pub const NOREPLICAS_ERR: &str = "NOREPLICAS Not enough good replicas to write.";
 
+/// A command refused by a replica whose link is down (shared.masterdownerr).
+pub const MASTERDOWN_ERR: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 /// A write refused on a read-only replica (shared.roslaveerr).
 pub const READONLY_ERR: &str = "READONLY You can't write against a read only replica.";
 
@@ -343,6 +346,17 @@ fn check<'t>(
     }
     if client.info.is_monitor() && client::replica_denied(cmd) {
         rejected(client, out, "ERR Replica can't interact with the keyspace");
+        return None;
+    }
+    // replica-serve-stale-data no: while the link is down only `stale` commands run.
+    if !replaying
+        && srv.repl.link.is_replica()
+        && srv.repl.link.state.load(Relaxed) != crate::repl::link::CONNECTED
+        && (!cmd.flags.stale
+            || (cmd.fullname == "exec" && queued_any(srv, client, |c, _| !c.flags.stale)))
+        && !srv.config.get_bool("replica-serve-stale-data")
+    {
+        rejected(client, out, MASTERDOWN_ERR);
         return None;
     }
     if srv.persist.is_loading() && !cmd.flags.loading && !replaying {

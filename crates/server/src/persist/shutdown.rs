@@ -131,6 +131,7 @@ pub fn on_signal(srv: &Server) {
     plan.all();
     let mut keys = srv.keyspace.lock(&mut plan, 0, &mut changes);
     if finish(srv, &mut keys, Flags::default()) {
+        crate::supervise::stopping();
         srv.shutting_down.store(true, Relaxed);
     }
 }
