@@ -257,3 +257,34 @@ def test_no_acknowledged_write_is_lost(pair, fresh_skein, fresh_redis):
         assert rc.call("EXISTS", *a) == b":%d\r\n" % len(a)
     caught_up(rc, mc)
     same_data(rc, mc)
+
+
+UNBLOCKED = (b"-UNBLOCKED force unblock from blocking operation, instance state changed "
+             b"(master -> replica?)\r\n")
+
+
+@pytest.mark.parametrize("kind", ["skein", "redis"])
+def test_blocked_clients_are_unblocked(kind, fresh_skein, fresh_redis):
+    """Clients blocked in BLPOP and WAIT on the master get -UNBLOCKED when the master
+    turns replica, and their connections close (BLPOP would otherwise pop on a
+    replica)."""
+    start = start_skein(fresh_skein) if kind == "skein" else start_redis(fresh_redis)
+    m = start()
+    mc = RawConn(m.port)
+    r, rc = replica_of(fresh_redis, m)
+    b = RawConn(m.port)
+    b.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n")
+    w = RawConn(m.port)
+    w.send_raw(b"*3\r\n$4\r\nWAIT\r\n$1\r\n5\r\n$1\r\n0\r\n")
+    wait_for(lambda: int(info(mc, "clients")["blocked_clients"]) >= 1
+             and b"cmd=wait" in mc.call("CLIENT", "LIST"), "the clients to block")
+    caught_up(mc, rc)
+    assert mc.call("FAILOVER") == b"+OK\r\n"
+    swapped(mc, rc)
+    for c in (b, w):
+        assert c.read_reply() == UNBLOCKED
+        assert c.sock.recv(16) == b""
+    rc.call("RPUSH", "q", "x")
+    caught_up(rc, mc)
+    same_data(rc, mc)
+    assert mc.call("LLEN", "q") == b":1\r\n"

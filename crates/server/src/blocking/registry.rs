@@ -70,6 +70,9 @@ pub struct Waiter {
     pub deadline_ms: i64,
     pub info: Arc<ClientInfo>,
     state: Mutex<State>,
+    /// Its connection closes once the reply is written (unblocked because this server
+    /// turned replica).
+    pub close_after_reply: std::sync::atomic::AtomicBool,
 }
 
 impl Waiter {
@@ -88,6 +91,7 @@ impl Waiter {
             deadline_ms,
             info,
             state: Mutex::new(State::Waiting),
+            close_after_reply: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -291,6 +295,30 @@ impl Blocking {
             w.op.null_reply(&mut out);
         }
         self.finish(&w, out.out)
+    }
+
+    /// This server turned replica (REPLICAOF, FAILOVER): every blocked client gets Redis's
+    /// -UNBLOCKED error and its connection closes once that is written
+    /// (disconnectAllBlockedClients). Returns how many.
+    pub fn unblock_all_for_replica(&self) -> usize {
+        let all: Vec<Arc<Waiter>> = self.by_client.lock().values().cloned().collect();
+        let mut n = 0;
+        for w in &all {
+            let mut out = w.reply_buf();
+            out.error(
+                "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+            );
+            let done = w.finish_with(|| {
+                w.close_after_reply.store(true, SeqCst);
+                Some(out.out)
+            });
+            if done {
+                self.forget(w);
+                w.info.mailbox.notify(w.info.token);
+                n += 1;
+            }
+        }
+        n
     }
 
     /// The client's deadline passed: finish with the timeout reply (if still waiting).

@@ -600,6 +600,9 @@ impl Conn {
         };
         if let Some(reply) = w.take_reply() {
             self.out.raw(&reply);
+            if w.close_after_reply.load(Relaxed) {
+                self.state.close_after_reply = true;
+            }
             self.state.blocked = None;
             self.timer_set = false;
         }
@@ -613,6 +616,9 @@ impl Conn {
         };
         if let Some(reply) = r.take() {
             self.out.raw(&reply);
+            if r.close_after_reply.load(Relaxed) {
+                self.state.close_after_reply = true;
+            }
             self.state.offloaded = None;
         }
     }

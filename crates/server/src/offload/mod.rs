@@ -30,6 +30,9 @@ pub struct Reply {
     bytes: Mutex<Option<Vec<u8>>>,
     /// CLIENT REPLY OFF/SKIP was in force when the command was read: drop it.
     silent: bool,
+    /// Close the connection once the reply is written (a WAIT unblocked because this
+    /// server turned replica).
+    pub close_after_reply: std::sync::atomic::AtomicBool,
 }
 
 impl Reply {
@@ -39,6 +42,7 @@ impl Reply {
         Arc::new(Reply {
             bytes: Mutex::new(None),
             silent,
+            close_after_reply: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

@@ -145,6 +145,10 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     link.state.store(CONNECT, Relaxed);
     link.down_since.store(crate::persist::unix_secs(), Relaxed);
+    // Clients blocked on a master must not go on waiting on a replica (whose data only
+    // its master changes): Redis's disconnectAllBlockedClients.
+    srv.blocking.unblock_all_for_replica();
+    srv.repl.unblock_waits();
     let srv = srv.clone();
     let _ = std::thread::Builder::new()
         .name("skein-master-link".into())

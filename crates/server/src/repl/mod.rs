@@ -153,6 +153,21 @@ impl Repl {
     }
 }
 
+impl Repl {
+    /// This server turned replica: WAIT's clients get Redis's -UNBLOCKED error now, and
+    /// their connections close once it is written.
+    pub fn unblock_waits(&self) {
+        for w in self.waits.lock().drain(..) {
+            w.reply.close_after_reply.store(true, Relaxed);
+            w.reply.fill(
+                b"-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+                    .to_vec(),
+            );
+            w.info.mailbox.notify(w.info.token);
+        }
+    }
+}
+
 /// checkGoodReplicasStatus: may writes go on? Not while `min-replicas-to-write` is set and
 /// fewer online replicas acknowledged within `min-replicas-max-lag` seconds (a replica
 /// never refuses for this).
