@@ -13,7 +13,7 @@ pub mod value;
 
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 pub use load::{args_to_text, quote_arg};
@@ -125,6 +125,11 @@ pub struct Hot {
     /// while fewer replicas are good; 0 of either: off).
     pub min_replicas_to_write: AtomicI64,
     pub min_replicas_max_lag: AtomicI64,
+    /// replica-read-only, replica-serve-stale-data, replica-ignore-maxmemory (yes/no):
+    /// read on a replica's command path.
+    pub replica_read_only: AtomicBool,
+    pub replica_serve_stale_data: AtomicBool,
+    pub replica_ignore_maxmemory: AtomicBool,
 }
 
 /// The options behind [`engine::coll::Limits`], in its fields' order.
@@ -199,6 +204,19 @@ impl Config {
         self.hot
             .min_replicas_max_lag
             .store(self.get_i64("min-replicas-max-lag"), Relaxed);
+        for (hot, name) in [
+            (&self.hot.replica_read_only, "replica-read-only"),
+            (
+                &self.hot.replica_serve_stale_data,
+                "replica-serve-stale-data",
+            ),
+            (
+                &self.hot.replica_ignore_maxmemory,
+                "replica-ignore-maxmemory",
+            ),
+        ] {
+            hot.store(self.get_bool(name), Relaxed);
+        }
         self.hot
             .proto_max_bulk_len
             .store(self.get_i64("proto-max-bulk-len"), Relaxed);

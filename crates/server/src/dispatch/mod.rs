@@ -334,7 +334,7 @@ fn check<'t>(
     }
     if !replaying
         && srv.repl.link.is_replica()
-        && srv.config.get_bool("replica-read-only")
+        && srv.config.hot.replica_read_only.load(Relaxed)
         && is_write(srv, client, cmd, argv)
     {
         rejected(client, out, READONLY_ERR);
@@ -354,7 +354,7 @@ fn check<'t>(
         && srv.repl.link.state.load(Relaxed) != crate::repl::link::CONNECTED
         && (!cmd.flags.stale
             || (cmd.fullname == "exec" && queued_any(srv, client, |c, _| !c.flags.stale)))
-        && !srv.config.get_bool("replica-serve-stale-data")
+        && !srv.config.hot.replica_serve_stale_data.load(Relaxed)
     {
         rejected(client, out, MASTERDOWN_ERR);
         return None;

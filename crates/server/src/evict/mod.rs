@@ -42,7 +42,10 @@ pub fn maxmemory(srv: &Server) -> u64 {
     let max = srv.config.hot.maxmemory.load(Relaxed);
     // A replica leaves its keys to its master (`replica-ignore-maxmemory yes`, the
     // default): no eviction, no OOM refusal.
-    if max != 0 && srv.repl.link.is_replica() && srv.config.get_bool("replica-ignore-maxmemory") {
+    if max != 0
+        && srv.repl.link.is_replica()
+        && srv.config.hot.replica_ignore_maxmemory.load(Relaxed)
+    {
         return 0;
     }
     max

@@ -515,7 +515,7 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     // on a read-only replica, or while writes are denied (a failed save or AOF write).
     if cmd.flags.write && !run.dirty {
         if srv.repl.link.is_replica()
-            && srv.config.get_bool("replica-read-only")
+            && srv.config.hot.replica_read_only.load(Relaxed)
             && ctx.client.id != crate::repl::link::MASTER_CLIENT_ID
         {
             return refuse(
