@@ -588,3 +588,27 @@ def test_migrate_does_not_stall_its_worker(fresh_skein):
         assert a.call("EXISTS", "k") == b":0\r\n"
     finally:
         fake.close()
+
+
+@pytest.mark.parametrize("kind", ["redis", "skein"])
+def test_wait_after_migrate_waits_for_its_del(kind, fresh_redis, fresh_skein, redis_server):
+    """The DEL a MIGRATE propagates (made on the offload pool in Skein) is the client's
+    write for WAIT: a replica that never acknowledges leaves WAIT at 0, where a client that
+    wrote nothing gets it counted at once."""
+    from test_replication import info, read_rdb_reply, wait_for
+    src = fresh_redis() if kind == "redis" else fresh_skein(workers=1)
+    mc = RawConn(src.port)
+    mc.call("SET", "k", "v")
+    replica = RawConn(src.port)
+    assert replica.call("REPLCONF", "listening-port", "7777") == b"+OK\r\n"
+    replica.send_raw(b"PSYNC ? -1\r\n")
+    eol = replica._line(0)
+    replica.buf = replica.buf[eol + 2:]
+    read_rdb_reply(replica)
+    wait_for(lambda: ",state=online," in info(mc).get("slave0", ""), "the replica online")
+    c = RawConn(src.port)
+    assert c.call("WAIT", "1", "100") == b":1\r\n"
+    RawConn(redis_server.port).call("DEL", "k")
+    assert c.call("MIGRATE", "127.0.0.1", redis_server.port, "k", "0", "5000") == b"+OK\r\n"
+    assert c.call("WAIT", "1", "300") == b":0\r\n"
+    replica.close()

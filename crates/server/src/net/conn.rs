@@ -619,6 +619,8 @@ impl Conn {
             if r.close_after_reply.load(Relaxed) {
                 self.state.close_after_reply = true;
             }
+            // A write made on the pool counts for this client's next WAIT.
+            self.state.wrote |= r.wrote();
             self.state.offloaded = None;
         }
     }

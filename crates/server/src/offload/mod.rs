@@ -22,7 +22,7 @@ use crate::server::Server;
 use parking_lot::{Condvar, Mutex};
 use resp::{Proto, ReplyBuf};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// The reply of an offloaded command, filled by the pool thread.
@@ -33,6 +33,9 @@ pub struct Reply {
     /// Close the connection once the reply is written (a WAIT unblocked because this
     /// server turned replica).
     pub close_after_reply: std::sync::atomic::AtomicBool,
+    /// The command put something into the replication stream: the client's next WAIT
+    /// waits for it (`ClientState::wrote`, which the pool's stand-in client set).
+    wrote: AtomicBool,
 }
 
 impl Reply {
@@ -43,7 +46,13 @@ impl Reply {
             bytes: Mutex::new(None),
             silent,
             close_after_reply: std::sync::atomic::AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
         })
+    }
+
+    /// Did the command write to the replication stream? (Read with the reply.)
+    pub fn wrote(&self) -> bool {
+        self.wrote.load(Relaxed)
     }
 
     /// The reply is ready (the worker then sends it, and runs what came after).
@@ -255,6 +264,7 @@ fn run(srv: &Server, job: Job) {
     let argv: smallvec::SmallVec<[&[u8]; 8]> = job.argv.iter().map(|a| a.as_slice()).collect();
     engine::begin_batch();
     crate::dispatch::run_offloaded(srv, &mut client, &mut out, &argv);
+    job.reply.wrote.store(client.wrote, Relaxed);
     job.reply.fill(out.out);
     srv.offload.pending.fetch_sub(1, Relaxed);
     srv.offload.total.fetch_add(1, Relaxed);
