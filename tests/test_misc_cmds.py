@@ -595,16 +595,11 @@ def test_wait_after_migrate_waits_for_its_del(kind, fresh_redis, fresh_skein, re
     """The DEL a MIGRATE propagates (made on the offload pool in Skein) is the client's
     write for WAIT: a replica that never acknowledges leaves WAIT at 0, where a client that
     wrote nothing gets it counted at once."""
-    from test_replication import info, read_rdb_reply, wait_for
+    from test_replication import info, replica_by_hand, wait_for
     src = fresh_redis() if kind == "redis" else fresh_skein(workers=1)
     mc = RawConn(src.port)
     mc.call("SET", "k", "v")
-    replica = RawConn(src.port)
-    assert replica.call("REPLCONF", "listening-port", "7777") == b"+OK\r\n"
-    replica.send_raw(b"PSYNC ? -1\r\n")
-    eol = replica._line(0)
-    replica.buf = replica.buf[eol + 2:]
-    read_rdb_reply(replica)
+    replica, _, _ = replica_by_hand(src.port)
     wait_for(lambda: ",state=online," in info(mc).get("slave0", ""), "the replica online")
     c = RawConn(src.port)
     assert c.call("WAIT", "1", "100") == b":1\r\n"

@@ -216,20 +216,26 @@ def read_rdb_reply(c):
     return rdb
 
 
+def replica_by_hand(port):
+    """A replica made by hand (REPLCONF listening-port 7777, PSYNC ? -1): its connection,
+    the +FULLRESYNC line and the snapshot read."""
+    c = RawConn(port)
+    assert c.call("REPLCONF", "listening-port", "7777") == b"+OK\r\n"
+    c.send_raw(b"PSYNC ? -1\r\n")
+    eol = c._line(0)
+    line, c.buf = c.buf[:eol], c.buf[eol + 2:]
+    return c, line, read_rdb_reply(c)
+
+
 def test_psync_and_sync_by_hand(fresh_skein):
     """Without `capa eof` the snapshot comes as `$<length>` (through a file); then the
     stream, starting with a SELECT, at the offset +FULLRESYNC gave."""
     sk = fresh_skein(workers=2)
     mc = RawConn(sk.port)
     mc.call("SET", "before", "1")
-    c = RawConn(sk.port)
-    assert c.call("REPLCONF", "listening-port", "7777") == b"+OK\r\n"
-    c.send_raw(b"PSYNC ? -1\r\n")
-    eol = c._line(0)
-    line, c.buf = c.buf[:eol], c.buf[eol + 2:]
+    c, line, rdb = replica_by_hand(sk.port)
     word, replid, offset = line.split(b" ")
     assert word == b"+FULLRESYNC" and len(replid) == 40
-    rdb = read_rdb_reply(c)
     assert rdb.startswith(b"REDIS0010") and b"before" in rdb
     mc.call("SELECT", "2")
     mc.call("SET", "after", "2")
