@@ -74,7 +74,6 @@ def run(redis_port, skein_port, seed, steps):
     users = [RawConn(redis_port), RawConn(skein_port)]
     for c in admin:
         c.call("ACL", "SETUSER", "fz", "reset")
-        c.call("FLUSHALL")
     for step in range(steps):
         rules = [rand_rule(r) for _ in range(r.randint(1, 4))]
         for cmd in (["ACL", "SETUSER", "fz"] + rules, ["ACL", "GETUSER", "fz"],
