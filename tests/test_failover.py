@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from resp_client import RawConn, parse
-from test_replication import busy_writes, info, preload, replica_of, same_data, wait_for
+from test_replication import busy_writes, info, preload, same_data, wait_for
 
 
 def role(conn):
@@ -24,10 +24,14 @@ def link_up(conn):
 
 
 def follower_of(start, master):
-    """A new server (start()'s kind) following `master`, link up."""
+    """A new server (start()'s kind) following `master`, link up and online for the
+    master (a Redis master puts a replica online at its first ACK)."""
     s = start(extra=["--replicaof", "127.0.0.1", str(master.port)])
     c = RawConn(s.port)
-    wait_for(lambda: link_up(c), "the link to come up")
+    mc = RawConn(master.port)
+    wait_for(lambda: link_up(c) and f"port={s.port},state=online" in str(info(mc)),
+             "the replica to be online")
+    mc.close()
     return s, c
 
 
@@ -52,13 +56,22 @@ def swapped(old, new):
 
 
 def failover_and_check(master, mc, replica, rc, *args):
-    """FAILOVER from `master` to `replica`, then writes on the new master reach the old."""
+    """FAILOVER from `master` to `replica`, then writes on the new master reach the old.
+    The old master continues the new master's stream (a partial resync: the new master
+    keeps the old one's ID as its master_replid2)."""
     preload(mc)
     busy_writes(master.port, mc, 10)
     caught_up(mc, rc)
+    old_id, offset = info(mc)["master_replid"], info(mc)["master_repl_offset"]
+    partial = int(info(rc, "stats")["sync_partial_ok"])
     assert mc.call("FAILOVER", *args) == b"+OK\r\n"
     swapped(mc, rc)
     assert info(rc)["master_failover_state"] == "no-failover"
+    new = info(rc)
+    # (A PING may have come since the offset was read.)
+    assert new["master_replid2"] == old_id
+    assert int(new["second_repl_offset"]) >= int(offset) + 1
+    assert int(info(rc, "stats")["sync_partial_ok"]) == partial + 1
     assert mc.call("SET", "after", "1").startswith(b"-READONLY")
     busy_writes(replica.port, rc, 10)
     rc.call("SET", "after", "2")
@@ -127,7 +140,7 @@ def held_replica(kind, fresh_skein, fresh_redis):
     start = start_skein(fresh_skein) if kind == "skein" else start_redis(fresh_redis)
     m = start()
     mc = RawConn(m.port)
-    r, rc = replica_of(fresh_redis, m)
+    r, rc = follower_of(start_redis(fresh_redis), m)
     mc.call("SET", "k", "v")
     caught_up(mc, rc)
     stopped(r)
@@ -271,7 +284,7 @@ def test_blocked_clients_are_unblocked(kind, fresh_skein, fresh_redis):
     start = start_skein(fresh_skein) if kind == "skein" else start_redis(fresh_redis)
     m = start()
     mc = RawConn(m.port)
-    r, rc = replica_of(fresh_redis, m)
+    r, rc = follower_of(start_redis(fresh_redis), m)
     b = RawConn(m.port)
     b.send_raw(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n")
     w = RawConn(m.port)

@@ -261,6 +261,18 @@ impl Propagation {
         self.backlog.offset()
     }
 
+    /// A replica promoted by FAILOVER, once everything recorded so far was taken: the
+    /// backlog starts over at `at` (its old master's offset, so the old master can continue
+    /// from there) and gets every record from now on, starting with a SELECT.
+    pub fn restart_backlog_at(&self, at: u64, size: u64) {
+        let mut db = self.reader_db.lock();
+        if !self.backlog_reader.swap(true, Ordering::SeqCst) {
+            self.attach();
+        }
+        self.backlog.restart_at(at, size);
+        db.replicas = None;
+    }
+
     /// Bytes for the replicas only (the master's PING), in order with the records.
     pub fn feed_replicas(&self, bytes: &[u8]) {
         let _db = self.reader_db.lock();

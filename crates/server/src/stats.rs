@@ -366,6 +366,7 @@ impl Stats {
 /// error statistics (not the slow log nor the latency monitor, as in Redis).
 pub fn reset_stats(srv: &Server) {
     srv.stats.reset();
+    srv.repl.reset_sync_stats();
     reset_command_counters(srv);
 }
 

@@ -194,6 +194,7 @@ fn debug(ctx: &mut Ctx, argv: &[&[u8]]) {
         ("change-repl-id", 2) => {
             crate::log::warning("Changing replication IDs after receiving DEBUG change-repl-id");
             *ctx.srv.stats.replid.lock() = crate::stats::random_hex40();
+            *ctx.srv.repl.replid2.lock() = None;
             ctx.out.ok();
         }
         _ => subcommand_syntax_error(ctx, argv),

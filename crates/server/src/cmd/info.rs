@@ -425,9 +425,10 @@ fn stats(srv: &Server, r: &mut Report) {
         "rejected_connections",
         st.rejected_connections.load(Relaxed),
     );
-    r.field("sync_full", 0);
-    r.field("sync_partial_ok", 0);
-    r.field("sync_partial_err", 0);
+    let repl = &srv.repl;
+    r.field("sync_full", repl.sync_full.load(Relaxed));
+    r.field("sync_partial_ok", repl.sync_partial_ok.load(Relaxed));
+    r.field("sync_partial_err", repl.sync_partial_err.load(Relaxed));
     r.field("expired_keys", sum(|w| &w.expired_keys));
     let stale = f64::from_bits(st.expired_stale.load(Relaxed)) * 100.0;
     r.field("expired_stale_perc", format!("{stale:.2}"));
@@ -493,7 +494,11 @@ fn replication(srv: &Server, r: &mut Report) {
     } else {
         r.field("master_replid", srv.stats.replid.lock().clone());
     }
-    r.field("master_replid2", "0".repeat(40));
+    let replid2 = srv.repl.replid2.lock().clone();
+    match &replid2 {
+        Some((id, _)) => r.field("master_replid2", id.clone()),
+        None => r.field("master_replid2", "0".repeat(40)),
+    }
     let backlog = &srv.propagation.backlog;
     if following {
         r.field(
@@ -503,7 +508,10 @@ fn replication(srv: &Server, r: &mut Report) {
     } else {
         r.field("master_repl_offset", crate::repl::offset(srv));
     }
-    r.field("second_repl_offset", -1);
+    r.field(
+        "second_repl_offset",
+        replid2.map_or(-1, |(_, upto)| upto as i64),
+    );
     r.field("repl_backlog_active", i64::from(backlog.is_active()));
     r.field("repl_backlog_size", crate::repl::backlog_size(srv));
     let (first, histlen) = if backlog.is_active() {

@@ -30,6 +30,8 @@ struct Inner {
     size: u64,
     /// Each reader's position (replica id -> bytes it has been given).
     readers: HashMap<u64, u64>,
+    /// Readers dropped by `restart_at`: their positions mean nothing any more.
+    dropped: std::collections::HashSet<u64>,
 }
 
 impl Inner {
@@ -91,6 +93,19 @@ impl Backlog {
         self.active.store(true, Relaxed);
     }
 
+    /// Start over at stream position `at`, holding nothing and with no readers (a replica
+    /// promoted by FAILOVER goes on from its old master's offset); activates it.
+    pub fn restart_at(&self, at: u64, size: u64) {
+        let mut inner = self.inner.lock();
+        inner.buf.clear();
+        inner.start = at;
+        let gone: Vec<u64> = inner.readers.drain().map(|(id, _)| id).collect();
+        inner.dropped.extend(gone);
+        inner.size = size.max(MIN_SIZE);
+        self.offset.store(at, Relaxed);
+        self.active.store(true, Relaxed);
+    }
+
     /// repl-backlog-size changed.
     pub fn set_size(&self, size: u64) {
         let mut inner = self.inner.lock();
@@ -146,6 +161,7 @@ impl Backlog {
     pub fn remove_reader(&self, id: u64) {
         let mut inner = self.inner.lock();
         inner.readers.remove(&id);
+        inner.dropped.remove(&id);
         inner.trim();
     }
 
@@ -156,7 +172,8 @@ impl Backlog {
         if inner.end() == at {
             self.grown.wait_for(&mut inner, wait);
         }
-        if at < inner.start || at > inner.end() {
+        // A reader dropped when the backlog started over (`restart_at`) is lost.
+        if at < inner.start || at > inner.end() || inner.dropped.remove(&id) {
             inner.readers.remove(&id);
             return Err(Lost);
         }
@@ -198,5 +215,21 @@ mod tests {
             .read(2, b.offset(), 100, Duration::from_millis(1))
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn restart_at_goes_on_from_another_offset_and_drops_the_readers() {
+        let b = Backlog::default();
+        b.activate(100);
+        b.append(&[1; 50]);
+        assert!(b.add_reader(1, 50));
+        b.restart_at(1000, 100);
+        assert_eq!((b.offset(), b.history()), (1000, (1001, 0)));
+        assert!(b.holds(1000) && !b.holds(999));
+        b.append(&[2; 5]);
+        // Reader 1's place is gone, even where the new positions would hold it.
+        assert_eq!(b.read(1, 1000, 10, Duration::ZERO), Err(Lost));
+        assert!(b.add_reader(3, 1000));
+        assert_eq!(b.read(3, 1000, 10, Duration::ZERO).unwrap(), vec![2; 5]);
     }
 }

@@ -145,6 +145,7 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     link.state.store(CONNECT, Relaxed);
     link.down_since.store(crate::persist::unix_secs(), Relaxed);
+    *srv.repl.replid2.lock() = None;
     // Clients blocked on a master must not go on waiting on a replica (whose data only
     // its master changes): Redis's disconnectAllBlockedClients.
     srv.blocking.unblock_all_for_replica();
@@ -187,6 +188,29 @@ pub fn unfollow(srv: &Server) -> bool {
     link.master_replid.lock().clear();
     link.offset.store(0, Relaxed);
     true
+}
+
+/// PSYNC ... FAILOVER from our master: become a master that the old master (and any
+/// replica of it at the same offset) can continue from with a partial resync, as a
+/// promoted Redis replica does: our backlog starts over at the old master's offset we
+/// processed, and its ID becomes our master_replid2, valid up to that offset + 1. Our own
+/// replicas (on our former offsets) are dropped and sync again.
+pub fn promote_for_failover(srv: &Server) {
+    let link = &srv.repl.link;
+    // The link stops running the old master's stream (paused: it sends nothing more).
+    link.generation.fetch_add(1, Relaxed);
+    let processed = link.offset.load(Relaxed).max(0) as u64;
+    let old_id = link.master_replid.lock().clone();
+    // What the old master's commands recorded goes out under the old offsets first;
+    // clients cannot write before `unfollow` (a replica refuses them).
+    crate::persist::aof::drain(srv);
+    srv.repl.disconnect_all();
+    srv.propagation
+        .restart_backlog_at(processed, super::backlog_size(srv));
+    unfollow(srv);
+    if !old_id.is_empty() {
+        *srv.repl.replid2.lock() = Some((old_id, processed + 1));
+    }
 }
 
 /// `replicaof <host> <port>` in the configuration: follow that master from the start.
@@ -466,6 +490,7 @@ fn load_snapshot(srv: &Server, payload: &[u8]) -> io::Result<()> {
     // This server's own replicas cannot continue across a replaced dataset: they are
     // dropped, and the new replication ID makes them resync in full.
     *srv.stats.replid.lock() = crate::stats::random_hex40();
+    *srv.repl.replid2.lock() = None;
     srv.repl.disconnect_all();
     log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
     let put = |db, entry| load::insert(&mut keys, db, entry, load::Duplicates::Replace);

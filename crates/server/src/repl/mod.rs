@@ -66,6 +66,13 @@ pub struct Repl {
     pub link: link::Link,
     /// FAILOVER's state, on the master's side.
     pub failover: failover::Failover,
+    /// INFO stats sync_full, sync_partial_ok, sync_partial_err (replicas served).
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    /// master_replid2 and second_repl_offset: the old master's ID, and the first offset it
+    /// may not continue from, once a failover promoted this server (None: zeros and -1).
+    pub replid2: Mutex<Option<(String, u64)>>,
     feeder: std::sync::OnceLock<()>,
 }
 
@@ -92,6 +99,26 @@ impl Repl {
     /// for replication)?
     pub fn syncing(&self) -> bool {
         self.syncing.load(Relaxed) > 0
+    }
+
+    /// CONFIG RESETSTAT: the sync counters start again from zero.
+    pub fn reset_sync_stats(&self) {
+        for c in [
+            &self.sync_full,
+            &self.sync_partial_ok,
+            &self.sync_partial_err,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+
+    /// May a PSYNC with `id` and first byte `offset` continue under the old master's ID
+    /// (psync_offset <= second_replid_offset, as Redis checks)?
+    pub fn continues_replid2(&self, id: &[u8], offset: u64) -> bool {
+        self.replid2
+            .lock()
+            .as_ref()
+            .is_some_and(|(old, upto)| old.as_bytes() == id && offset <= *upto)
     }
 
     /// Drop every replica's link (CLIENT KILL TYPE replica); returns how many.

@@ -67,6 +67,7 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
             } else {
                 "+CONTINUE\r\n".to_string()
             };
+            srv.repl.sync_partial_ok.fetch_add(1, Relaxed);
             stream.write_all(reply.as_bytes())?;
             log::notice(&format!(
                 "Partial resynchronization request from {name} accepted. Sending {} bytes of backlog starting from offset {}.",
@@ -75,7 +76,18 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
             ));
             at
         }
-        _ => full_sync(srv, r, &mut stream, &replid, &req)?,
+        _ => {
+            // Asked to continue (not "?"), and refused.
+            if req
+                .psync
+                .as_ref()
+                .is_some_and(|(id, _)| !id.starts_with(b"?"))
+            {
+                srv.repl.sync_partial_err.fetch_add(1, Relaxed);
+            }
+            srv.repl.sync_full.fetch_add(1, Relaxed);
+            full_sync(srv, r, &mut stream, &replid, &req)?
+        }
     };
     r.state.store(ONLINE, Relaxed);
     r.ack_secs.store(crate::persist::unix_secs(), Relaxed);
@@ -109,8 +121,10 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
 /// its offset on are in the backlog.
 fn continue_from(srv: &Server, replid: &str, req: &Request) -> Option<u64> {
     let (id, offset) = req.psync.as_ref()?;
-    let at = u64::try_from(*offset).ok()?.checked_sub(1)?;
-    (id.as_slice() == replid.as_bytes() && srv.propagation.backlog.holds(at)).then_some(at)
+    let first = u64::try_from(*offset).ok()?;
+    let at = first.checked_sub(1)?;
+    let ours = id.as_slice() == replid.as_bytes() || srv.repl.continues_replid2(id, first);
+    (ours && srv.propagation.backlog.holds(at)).then_some(at)
 }
 
 /// +FULLRESYNC, the snapshot, and the stream position it was cut at.
