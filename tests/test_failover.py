@@ -301,3 +301,32 @@ def test_blocked_clients_are_unblocked(kind, fresh_skein, fresh_redis):
     caught_up(rc, mc)
     same_data(rc, mc)
     assert mc.call("LLEN", "q") == b":1\r\n"
+
+
+@pytest.mark.parametrize("pair", ["redis-skein", "skein-skein"])
+def test_promoted_replica_lets_its_old_master_continue(pair, fresh_skein, fresh_redis):
+    """REPLICAOF NO ONE keeps the master's ID as master_replid2 (up to the offset
+    processed + 1): the old master, made its replica, continues with a partial resync."""
+    kinds = {"skein": start_skein(fresh_skein), "redis": start_redis(fresh_redis)}
+    m_kind, r_kind = pair.split("-")
+    # No PING from the master meanwhile: the replica holds its whole stream.
+    quiet = ["--repl-ping-replica-period", "3600"]
+    master = kinds[m_kind](quiet)
+    mc = RawConn(master.port)
+    replica, rc = follower_of(kinds[r_kind], master)
+    preload(mc)
+    busy_writes(master.port, mc, 5)
+    caught_up(mc, rc)
+    old_id, offset = info(mc)["master_replid"], int(info(mc)["master_repl_offset"])
+    assert rc.call("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+    new = info(rc)
+    assert (new["role"], new["master_replid2"]) == ("master", old_id)
+    assert (new["second_repl_offset"], new["master_repl_offset"]) == (str(offset + 1),
+                                                                      str(offset))
+    rc.call("SET", "after", "1")
+    assert mc.call("REPLICAOF", "127.0.0.1", str(replica.port)) == b"+OK\r\n"
+    wait_for(lambda: link_up(mc), "the old master's link to come up")
+    stats = info(rc, "stats")
+    assert (stats["sync_partial_ok"], stats["sync_full"]) == ("1", "0")
+    caught_up(rc, mc)
+    same_data(rc, mc)

@@ -82,7 +82,7 @@ pub fn psync_failover(ctx: &mut Ctx, argv: &[&[u8]]) -> bool {
             .error("ERR PSYNC FAILOVER replid must match my replid.");
         return false;
     }
-    crate::repl::link::promote_for_failover(ctx.srv);
+    crate::repl::link::promote(ctx.srv);
     let me = ctx
         .client
         .info

@@ -83,7 +83,7 @@ fn replicaof(ctx: &mut Ctx, argv: &[&[u8]]) {
             .describe(engine::now_ms(), |_| String::new())
     };
     if is(argv[1], "no") && is(argv[2], "one") {
-        if crate::repl::link::unfollow(&srv) {
+        if crate::repl::link::promote(&srv) {
             crate::log::notice(&format!(
                 "MASTER MODE enabled (user request from '{}')",
                 me()

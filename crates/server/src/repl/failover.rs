@@ -3,8 +3,8 @@
 //! FAILOVER pauses writes and enters `WAIT_FOR_SYNC`; the feeder thread checks, every
 //! millisecond ([`check`]), whether the target (or, with no TO, any replica) acknowledged
 //! the whole stream. Once one has, or once the TIMEOUT passes with FORCE, the state becomes
-//! `IN_PROGRESS` and this server follows the target ([`super::link::follow_for_failover`]):
-//! its link sends `PSYNC <our replid> <our offset + 1> FAILOVER`, which makes the target a
+//! `IN_PROGRESS` and this server follows the target ([`super::link::follow`], which
+//! offers our own ID and offset): its link sends `PSYNC <our replid> <our offset + 1> FAILOVER`, which makes the target a
 //! master, and the answer (+CONTINUE or +FULLRESYNC: [`finished`]; anything else:
 //! [`abort`]) ends the failover and the write pause. A TIMEOUT without FORCE, or FAILOVER
 //! ABORT, ends it where it is (a server already following the target is a master again).
@@ -158,7 +158,7 @@ pub fn is_target(r: &super::Replica, host: &str, port: i64) -> bool {
 fn go(srv: &std::sync::Arc<Server>, host: String, port: i64) {
     srv.repl.failover.state.store(IN_PROGRESS, Relaxed);
     // The target was a replica's address: its port fits.
-    super::link::follow_for_failover(srv, host, port as u16);
+    super::link::follow(srv, host, port as u16);
 }
 
 /// The target answered our PSYNC FAILOVER with a sync: the failover is done.
@@ -185,7 +185,7 @@ pub fn abort(srv: &Server, why: &str) {
         None => log::notice(&format!("FAILOVER to any replica aborted: {why}")),
     }
     if f.in_progress() {
-        super::link::unfollow(srv);
+        super::link::promote(srv);
     }
     clear(srv, plan);
 }

@@ -134,13 +134,23 @@ pub fn info_lines(srv: &Server) -> Vec<(&'static str, String)> {
 /// that is the master already.
 pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     let link = &srv.repl.link;
-    {
+    let was_master = {
         let mut m = link.master.lock();
         if m.as_ref() == Some(&(host.clone(), port)) {
             return false;
         }
+        let was_master = m.is_none();
         *m = Some((host, port));
         link.following.store(true, Relaxed);
+        was_master
+    };
+    if was_master {
+        // Offer the new master our own ID and offset, taken once writes are refused
+        // (Redis's replicationCacheMasterUsingMyself): a server that was our replica, or
+        // was promoted from one (FAILOVER), continues our stream where it stopped.
+        *link.master_replid.lock() = srv.stats.replid.lock().clone();
+        link.offset.store(super::offset(srv) as i64, Relaxed);
+        link.db.store(0, Relaxed);
     }
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     link.state.store(CONNECT, Relaxed);
@@ -157,21 +167,9 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
     true
 }
 
-/// FAILOVER's last step: follow the target, offering it this server's own replication ID
-/// and offset (Redis's replicationCacheMasterUsingMyself), so the target, once a master,
-/// can continue our stream where it stopped; the link's PSYNC carries FAILOVER while the
-/// failover is in progress.
-pub fn follow_for_failover(srv: &Arc<Server>, host: String, port: u16) {
-    let link = &srv.repl.link;
-    *link.master_replid.lock() = srv.stats.replid.lock().clone();
-    link.offset.store(super::offset(srv) as i64, Relaxed);
-    link.db.store(0, Relaxed);
-    follow(srv, host, port);
-}
-
-/// REPLICAOF NO ONE: stop following; this server is a master again, under a new
+/// Stop following ([`promote`]'s last step): this server is a master again, under a new
 /// replication ID. False if it was one already.
-pub fn unfollow(srv: &Server) -> bool {
+fn unfollow(srv: &Server) -> bool {
     let link = &srv.repl.link;
     {
         let mut m = link.master.lock();
@@ -190,27 +188,37 @@ pub fn unfollow(srv: &Server) -> bool {
     true
 }
 
-/// PSYNC ... FAILOVER from our master: become a master that the old master (and any
-/// replica of it at the same offset) can continue from with a partial resync, as a
-/// promoted Redis replica does: our backlog starts over at the old master's offset we
-/// processed, and its ID becomes our master_replid2, valid up to that offset + 1. Our own
-/// replicas (on our former offsets) are dropped and sync again.
-pub fn promote_for_failover(srv: &Server) {
+/// Stop following and become a master (REPLICAOF NO ONE, PSYNC ... FAILOVER, a failover
+/// aborted while following its target) that the old master's other replicas, and the old
+/// master itself, can continue from with a partial resync, as Redis's shiftReplicationId
+/// allows: our backlog starts over at the offset of the old master's stream we processed,
+/// and its ID becomes our master_replid2, valid up to that offset + 1. Our own replicas
+/// (on our former offsets) are dropped and sync again. False if we were a master.
+pub fn promote(srv: &Server) -> bool {
     let link = &srv.repl.link;
-    // The link stops running the old master's stream (paused: it sends nothing more).
-    link.generation.fetch_add(1, Relaxed);
-    let processed = link.offset.load(Relaxed).max(0) as u64;
-    let old_id = link.master_replid.lock().clone();
-    // What the old master's commands recorded goes out under the old offsets first;
-    // clients cannot write before `unfollow` (a replica refuses them).
-    crate::persist::aof::drain(srv);
-    srv.repl.disconnect_all();
-    srv.propagation
-        .restart_backlog_at(processed, super::backlog_size(srv));
-    unfollow(srv);
-    if !old_id.is_empty() {
-        *srv.repl.replid2.lock() = Some((old_id, processed + 1));
+    if !link.is_replica() {
+        return false;
     }
+    // The link stops running the old master's stream.
+    link.generation.fetch_add(1, Relaxed);
+    let processed = link.offset.load(Relaxed);
+    let old_id = link.master_replid.lock().clone();
+    let continuable = processed >= 0 && !old_id.is_empty();
+    if continuable {
+        // What the old master's commands recorded goes out under the old offsets first;
+        // clients cannot write before `unfollow` (a replica refuses them). A command the
+        // link was running meanwhile lands after the new start: whoever asks to continue
+        // from an offset past `processed` gets a full sync.
+        crate::persist::aof::drain(srv);
+        srv.repl.disconnect_all();
+        srv.propagation
+            .restart_backlog_at(processed as u64, super::backlog_size(srv));
+    }
+    let was = unfollow(srv);
+    if continuable {
+        *srv.repl.replid2.lock() = Some((old_id, processed as u64 + 1));
+    }
+    was
 }
 
 /// `replicaof <host> <port>` in the configuration: follow that master from the start.
