@@ -130,9 +130,15 @@ pub fn info_lines(srv: &Server) -> Vec<(&'static str, String)> {
     out
 }
 
-/// Follow `host:port` from now on (REPLICAOF host port, `replicaof` at start). False if
+/// Follow `host:port` from now on (REPLICAOF host port, FAILOVER). False if
 /// that is the master already.
 pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
+    follow_as(srv, host, port, true)
+}
+
+/// [`follow`]; `cache_self`: a master offers its own ID and offset (not at start-up,
+/// where Redis asks for a full sync with `PSYNC ? -1`).
+fn follow_as(srv: &Arc<Server>, host: String, port: u16, cache_self: bool) -> bool {
     let link = &srv.repl.link;
     let was_master = {
         let mut m = link.master.lock();
@@ -144,7 +150,7 @@ pub fn follow(srv: &Arc<Server>, host: String, port: u16) -> bool {
         link.following.store(true, Relaxed);
         was_master
     };
-    if was_master {
+    if was_master && cache_self {
         // Offer the new master our own ID and offset, taken once writes are refused
         // (Redis's replicationCacheMasterUsingMyself): a server that was our replica, or
         // was promoted from one (FAILOVER), continues our stream where it stopped.
@@ -226,7 +232,7 @@ pub fn at_startup(srv: &Arc<Server>) {
     let conf = srv.config.get("replicaof");
     let mut words = conf.split_whitespace();
     if let (Some(host), Some(port)) = (words.next(), words.next().and_then(|p| p.parse().ok())) {
-        follow(srv, host.to_string(), port);
+        follow_as(srv, host.to_string(), port, false);
     }
 }
 
