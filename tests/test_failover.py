@@ -98,7 +98,7 @@ def test_failover_swaps_roles(pair, fresh_skein, fresh_redis):
 
 def test_errors_match_redis(fresh_skein, fresh_redis):
     """Syntax and state errors, on a master without replicas, then with one, then on the
-    replica; the same replies from Skein and Redis."""
+    replica, and COMMAND INFO/DOCS; the same replies from Skein and Redis."""
     servers = {"skein": start_skein(fresh_skein), "redis": start_redis(fresh_redis)}
     replies = {}
     for kind, start in servers.items():
@@ -112,6 +112,8 @@ def test_errors_match_redis(fresh_skein, fresh_redis):
                      ["TO", "127.0.0.1", "1", "FORCE"]):
             out.append(mc.call("FAILOVER", *args))
         out.append(mc.call("PSYNC", "?", "-1", "FAILOVER"))
+        out.append(mc.call("COMMAND", "INFO", "FAILOVER"))
+        out.append(mc.call("COMMAND", "DOCS", "FAILOVER"))
         out.append(info(mc)["master_failover_state"])
         r = start(extra=["--replicaof", "127.0.0.1", str(m.port)])
         rc = RawConn(r.port)
