@@ -119,6 +119,8 @@ pub struct ClientState {
     pub oom_at_start: bool,
     /// The previous command was a CLIENT subcommand that exists (CLIENT CACHING survives it).
     pub prev_was_client: bool,
+    /// SCRIPT DEBUG: debugging is on, or a debugging session runs (`crate::script::ldb`).
+    pub ldb: Option<Box<crate::script::ldb::ClientLdb>>,
 }
 
 impl ClientState {
@@ -148,6 +150,7 @@ impl ClientState {
             offloaded: None,
             oom_at_start: false,
             prev_was_client: false,
+            ldb: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("script|flush", script_flush),
     ("script|help", script_help),
     ("script|kill", script_kill),
+    ("script|debug", crate::script::ldb::script_debug),
 ];
 
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";

@@ -24,6 +24,12 @@ pub fn apply(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         return;
     }
+    if crate::script::ldb::rollback::suppressed() {
+        // A SCRIPT DEBUG YES session: its writes are rolled back, seen by no one.
+        ctx.keys.changes.clear();
+        ctx.propagate = Default::default();
+        return;
+    }
     // The AOF's replaying client propagates nothing (Redis's fake client runs commands
     // without call()): DEBUG LOADAOF must not append the file to itself.
     let replaying = ctx.client.id == crate::persist::aof::load::AOF_CLIENT_ID;

@@ -58,6 +58,10 @@ fn execute_with(
     argv: &[&[u8]],
     may_offload: bool,
 ) {
+    // A client debugging a script: its commands are the debugger's.
+    if client.ldb.is_some() && crate::script::ldb::intercept(client, out, argv) {
+        return;
+    }
     crate::tracking::before_command(srv, client, argv);
     let Some(cmd) = check(srv, client, out, argv) else {
         return;
@@ -65,6 +69,9 @@ fn execute_with(
     if client.in_multi() && !EXEMPT_FROM_QUEUE.contains(&cmd.fullname.as_str()) {
         client.queue(argv);
         out.simple("QUEUED");
+        return;
+    }
+    if client.ldb.is_some() && crate::script::ldb::start(srv, client, out, argv, cmd) {
         return;
     }
     run_and_serve(srv, client, out, argv, cmd, may_offload);
@@ -77,6 +84,14 @@ pub fn run_offloaded(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf,
         let start = std::time::Instant::now();
         run_and_serve(srv, client, out, argv, cmd, false);
         srv.stats.offload.add_busy(start.elapsed());
+    }
+}
+
+/// Run a command checked on its client's worker here, on another thread, taking its
+/// locks here (a debugged EVAL on its session thread, `crate::script::ldb`).
+pub fn run_checked(srv: &Server, client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) {
+    if let Some(cmd) = srv.commands.lookup(argv) {
+        run_and_serve(srv, client, out, argv, cmd, false);
     }
 }
 

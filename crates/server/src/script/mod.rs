@@ -13,6 +13,7 @@ pub mod eval_globals;
 pub mod flags;
 pub mod functions;
 pub mod functions_lua;
+pub mod ldb;
 pub mod libs;
 pub mod raise;
 pub mod rand48;

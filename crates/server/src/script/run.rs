@@ -246,6 +246,8 @@ fn attempt_run(
         }
     };
     let (ctx, run) = shared.into_inner();
+    // A SCRIPT DEBUG YES session: its writes are undone, its shards still held.
+    super::ldb::rollback::restore(ctx);
     if let Some(restart) = run.restart {
         return Ok(Some(restart));
     }
@@ -415,6 +417,7 @@ fn refuse(ctx: &mut Ctx, run: &mut Run, cmd: Option<&CommandDef>, msg: &[u8], ra
 }
 
 fn fail_as(run: &mut Run, msg: &[u8], raise: bool, counted: bool) -> Done {
+    super::ldb::session::log_error(msg);
     run.fail.clear();
     run.fail.extend_from_slice(msg);
     Done::Fail {
@@ -451,6 +454,7 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
         );
     }
     let argv: SmallVec<[&[u8]; 8]> = args.iter().map(Arg::bytes).collect();
+    super::ldb::session::log_command(&argv);
     let srv = ctx.srv;
     let cmd = srv.commands.lookup(&argv).filter(|c| c.handler.is_some());
     if acl_check {
@@ -561,6 +565,9 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
             raise_errors,
         );
     }
+    if let Some(msg) = super::ldb::rollback::refused(cmd, &argv) {
+        return refuse(ctx, run, Some(cmd), msg, raise_errors);
+    }
     if let Err(msg) = hold_keys(ctx, run, cmd, &argv) {
         return match msg {
             None => Done::Abort,
@@ -590,6 +597,7 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     std::mem::swap(ctx.out, &mut reply);
     let ops_before = ctx.exec_ops.as_ref().map_or(0, |o| o.len());
     dispatch::effects::prepare(srv, ctx.keys.changes);
+    super::ldb::rollback::before(ctx, cmd, &argv, run.db);
     dispatch::call(ctx, cmd, &argv);
     std::mem::swap(ctx.out, &mut reply);
     if RUN.with(|r| r.repl.get()) == 0 {
@@ -602,6 +610,7 @@ fn command(ctx: &mut Ctx, run: &mut Run, mode: u8, args: &[Arg], bad: bool) -> D
     ctx.client.db = caller_db;
     ctx.keys.set_db(caller_db);
     let is_error = reply.out.first() == Some(&b'-');
+    super::ldb::session::log_reply(&reply.out);
     run.reply = reply;
     Done::Reply {
         ptr: run.reply.out.as_ptr(),

@@ -44,8 +44,8 @@ redis.set_repl = rust.set_repl
 redis.sha1hex = rust.sha1hex
 redis.error_reply = rust.error_reply
 redis.status_reply = rust.status_reply
-redis.breakpoint = function() return false end
-redis.debug = function() end
+redis.breakpoint = rust.breakpoint
+redis.debug = rust.debug
 redis.replicate_commands = function() return true end
 redis.REDIS_VERSION = rust.version
 redis.REDIS_VERSION_NUM = rust.version_num
@@ -207,6 +207,13 @@ impl RunFlags {
         self.running.set(false);
         if self.timed_out.replace(false) {
             busy.leave(&self.handle);
+        }
+    }
+
+    /// A debugged script stopped at a prompt: listed as busy now (see `super::ldb`).
+    pub fn mark_busy(&self, busy: &Busy) {
+        if self.running.get() && !self.timed_out.replace(true) {
+            busy.enter(&self.handle);
         }
     }
 
@@ -608,7 +615,9 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
             }
         })?,
     )?;
-    let c_functions: [(&str, ffi::lua_CFunction); 10] = [
+    let c_functions: [(&str, ffi::lua_CFunction); 12] = [
+        ("debug", super::ldb::hook::lua_debug),
+        ("breakpoint", super::ldb::hook::lua_breakpoint),
         ("call", super::call_c::command::<{ raise::CALL }>),
         ("pcall", super::call_c::command::<{ raise::PCALL }>),
         ("acl_check_cmd", super::call_c::command::<{ raise::ACL }>),
@@ -624,8 +633,8 @@ fn api(lua: &Lua) -> mlua::Result<Table> {
         ),
     ];
     for (name, f) in c_functions {
-        // SAFETY: `trampoline` and `command` are lua_CFunctions that are sound to call from
-        // Lua (see `raise::trampoline`, `call_c::command`).
+        // SAFETY: `trampoline`, `command` and the debugger's are lua_CFunctions that are
+        // sound to call from Lua (see `raise::trampoline`, `call_c::command`, `ldb::hook`).
         t.raw_set(name, unsafe { lua.create_c_function(f)? })?;
     }
     t.raw_set(

@@ -1,0 +1,305 @@
+"""SCRIPT DEBUG (the Lua debugger), differential against redis-server 7.0.15.
+
+Each session is driven the same way on both servers through a raw RESP connection:
+SCRIPT DEBUG YES|SYNC, an EVAL, then debugger commands; every frame the server sends
+(the `<debug>`/`<redis>`/`<reply>`/`<value>`/`<error>` status arrays, `<endsession>`,
+the script's reply) is compared byte for byte, the connection must then be closed, and
+the keys the script touched are compared afterwards: kept after SYNC, unchanged after YES
+(Redis runs a YES session in a forked child; Skein rolls the script's writes back).
+redis-cli's own --ldb and --ldb-sync-mode are run against both servers too.
+
+Where Skein differs on purpose (docs/compatibility.md): while a session is stopped,
+clients of the script's keys get -BUSY on Skein (Redis's SYNC session blocks every client,
+its YES session lets them run against the parent's copy), and a YES session refuses the
+commands whose effects reach past their keys (FLUSHALL...).
+
+No assertion depends on timing; servers are stopped by PID.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import ServerProc
+from resp_client import RawConn, encode
+
+LONG = "x" * 300
+
+SCRIPT = """local a = 1
+local t = {1,2,x=3,{nested=true}}
+redis.debug(a, t, "s\\n")
+redis.call("set", KEYS[1], ARGV[1])
+redis.breakpoint()
+local b = redis.call("get", KEYS[1])
+local function inner(x)
+  return redis.call("lpush", KEYS[2], x)
+end
+inner(b)
+return {b, inner("z")}
+"""
+
+STEPS = [
+    ("h",), ("p",), ("s",), ("s",), ("p",), ("p", "t"), ("p", "KEYS"), ("p", "ARGV"),
+    ("p", "nosuch"), ("l",), ("l", "2"), ("l", "3", "1"), ("w",), ("b", "7"), ("b",),
+    ("b", "x"), ("b", "100"), ("b", "-100"), ("t",), ("e", "1+1"), ("e", "a", "=="),
+    ("e", "bad bad"), ("e", "error('boom')"), ("r", "get", "dbg:k"),
+    ("r", "nosuchcmd"), ("r",), ("m",), ("m", "10"), ("r", "set", "dbg:long", LONG),
+    ("r", "get", "dbg:long"), ("m", "0"), ("r", "get", "dbg:long"), ("zz",), ("n",),
+    ("c",), ("t",), ("s",), ("s",), ("s",), ("t",), ("c",),
+]
+
+
+@pytest.fixture(scope="module")
+def servers():
+    r = ServerProc("redis")
+    s = ServerProc("skein", workers=2)
+    yield r, s
+    r.stop()
+    s.stop()
+
+
+def frames_until_closed(conn):
+    """The replies left on a connection the server closes after the session."""
+    out = []
+    while True:
+        try:
+            out.append(conn.read_reply())
+        except (ConnectionError, OSError):
+            return out
+
+
+def run_session(port, mode, script, keys, args, steps, setup=()):
+    """Drive one debugging session; the frames it produced, in order."""
+    c = RawConn(port)
+    for cmd in setup:
+        c.call(*cmd)
+    frames = [c.call("SCRIPT", "DEBUG", mode)]
+    frames.append(c.call("EVAL", script, len(keys), *keys, *args))
+    ended = b"<endsession>" in frames[-1]
+    for step in steps:
+        if ended:
+            break
+        frames.append(c.call(*step))
+        ended = b"<endsession>" in frames[-1]
+    # The script's reply follows <endsession>; then the server closes the connection.
+    frames.extend(frames_until_closed(c) if ended else [])
+    c.close()
+    return ended, frames
+
+
+def state(port, keys):
+    c = RawConn(port)
+    out = []
+    for k in keys:
+        out.append((k, c.call("TYPE", k), c.call("DUMP", k), c.call("PTTL", k) != b":-1\r\n"))
+    c.close()
+    return out
+
+
+def both(servers, *a, **kw):
+    results = []
+    for srv in servers:
+        RawConn(srv.port).call("FLUSHALL")
+        results.append(run_session(srv.port, *a, **kw))
+    return results
+
+
+KEYS = ["dbg:k", "dbg:l", "dbg:long", "dbg:pre", "dbg:ttl"]
+SETUP = [("SET", "dbg:k", "old"), ("RPUSH", "dbg:l", "p"), ("SET", "dbg:ttl", "1"),
+         ("EXPIRE", "dbg:ttl", "1000")]
+
+
+@pytest.mark.parametrize("mode", ["SYNC", "YES"])
+def test_stepping_session_matches_redis(servers, mode):
+    (r_end, r_frames), (s_end, s_frames) = both(
+        servers, mode, SCRIPT, ["dbg:k", "dbg:l"], ["val"], STEPS, setup=SETUP)
+    assert r_end and s_end
+    assert s_frames == r_frames
+    assert state(servers[1].port, KEYS) == state(servers[0].port, KEYS)
+    if mode == "YES":
+        # Nothing the session wrote is left (Redis's child took it away with it).
+        assert RawConn(servers[1].port).call("GET", "dbg:k") == b"$3\r\nold\r\n"
+        assert RawConn(servers[1].port).call("EXISTS", "dbg:long") == b":0\r\n"
+    else:
+        assert RawConn(servers[1].port).call("GET", "dbg:k") == b"$3\r\nval\r\n"
+
+
+@pytest.mark.parametrize("mode", ["SYNC", "YES"])
+@pytest.mark.parametrize("script,steps", [
+    # abort after a write
+    ("redis.call('set', KEYS[1], 'new')\nredis.call('incr', 'dbg:pre')\nreturn 1",
+     [("s",), ("s",), ("a",)]),
+    # errors of commands, logged while stepping; the script fails
+    ("redis.call('incr', KEYS[1])\nredis.pcall('nosuch')\n"
+     "local ok = redis.pcall('hget', KEYS[1], 'f')\nreturn redis.call('lpush', KEYS[1], 1)",
+     [("s",), ("s",), ("s",), ("s",), ("s",)]),
+    # an error raised by the script itself; a runtime error
+    ("local x = 1\nerror('mine')", [("s",), ("s",)]),
+    ("local x = nil\nreturn x.y", [("c",)]),
+    # protocol limits of the debugger's parser: an argument over 1024 bytes
+    ("redis.call('set', KEYS[1], 'v')\nreturn 1", [("s",), ("e", "y" * 1100)]),
+    # breakpoints, removed and listed; continue to the end
+    ("local a = 1\nlocal b = 2\nlocal c = 3\nlocal d = 4\nreturn a+b+c+d",
+     [("b", "3"), ("b", "4"), ("b", "-3"), ("b",), ("b", "-9"), ("c",), ("p",), ("b", "0"),
+      ("b",), ("c",)]),
+    # nested values, cut by maxlen; the reply in RESP3 types
+    ("local t = {}\nfor i=1,50 do t[i] = {i, tostring(i)} end\nredis.setresp(3)\n"
+     "local m = redis.call('hgetall', 'dbg:nohash')\nreturn #t",
+     [("s",), ("s",), ("p", "t"), ("m", "70"), ("p", "t"), ("s",), ("s",), ("p",), ("c",)]),
+    # an empty script; a compile error
+    ("", []),
+    ("return +", []),
+    # wrong numkeys: the error inside the session
+])
+def test_sessions_match_redis(servers, mode, script, steps):
+    (r_end, r_frames), (s_end, s_frames) = both(
+        servers, mode, script, ["dbg:k"], [], steps, setup=SETUP)
+    assert s_end == r_end
+    assert s_frames == r_frames
+    assert state(servers[1].port, KEYS) == state(servers[0].port, KEYS)
+
+
+def test_bad_numkeys_in_a_session(servers):
+    out = []
+    for srv in servers:
+        c = RawConn(srv.port)
+        c.call("SCRIPT", "DEBUG", "SYNC")
+        c.send_raw(encode(["EVAL", "return 1", "5"]))
+        out.append(frames_until_closed(c))
+    assert out[1] == out[0]
+
+
+def errors(port):
+    c = RawConn(port)
+    out = [
+        c.call("SCRIPT", "DEBUG", "maybe"),
+        c.call("SCRIPT", "DEBUG"),
+        c.call("SCRIPT", "DEBUG", "yes", "extra"),
+        c.pipeline([("PING",), ("SCRIPT", "DEBUG", "YES")]),
+        c.call("MULTI"), c.call("SCRIPT", "DEBUG", "YES"), c.call("EXEC"),
+        c.call("EVAL", "return redis.call('script', 'debug', 'yes')", "0"),
+        c.call("EVAL", "return redis.pcall('script', 'debug', 'no')", "0"),
+        c.call("SCRIPT", "DEBUG", "SYNC"),
+        c.call("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+        c.call("EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+        c.call("EVALSHA", "abc", "0"),
+        c.call("FCALL", "nosuch", "0"),
+        c.call("SCRIPT", "DEBUG", "NO"),
+        c.call("EVAL", "redis.debug('x')\nreturn redis.breakpoint()", "0"),
+        c.call("SCRIPT", "HELP"),
+        c.call("COMMAND", "INFO", "script|debug"),
+        c.call("COMMAND", "DOCS", "script|debug"),
+    ]
+    c.close()
+    return out
+
+
+def test_errors_match_redis(servers):
+    assert errors(servers[1].port) == errors(servers[0].port)
+
+
+def test_eval_ro_is_debugged(servers):
+    steps = [("s",), ("r", "set", "dbg:k", "1"), ("c",)]
+    (r_end, r_frames), (s_end, s_frames) = both(
+        servers, "SYNC", "local x = redis.call('get', KEYS[1])\nreturn x", ["dbg:k"], [],
+        steps, setup=SETUP)
+    assert r_end and s_end
+    assert s_frames == r_frames
+
+
+def test_timeout_stops_a_running_script(fresh_skein, fresh_redis):
+    """Past busy-reply-threshold without a stop, the debugger stops the script itself."""
+    script = "local i = 0\nwhile true do i = i + 1 end"
+    out = []
+    for srv in (fresh_redis(), fresh_skein()):
+        RawConn(srv.port).call("CONFIG", "SET", "busy-reply-threshold", "100")
+        _, frames = run_session(srv.port, "SYNC", script, [], [], [("c",), ("t",), ("a",)])
+        out.append(frames)
+    assert out[1] == out[0]
+    assert b"timeout reached, infinite loop?" in out[1][2]
+
+
+@pytest.mark.parametrize("mode,expect", [("SYNC", b"$4\r\ndone\r\n"), ("YES", b"$3\r\nold\r\n")])
+def test_disconnect_mid_session(servers, mode, expect):
+    """A client gone at a prompt: the script runs on to its end without stopping; the
+    server goes on serving. SYNC keeps the writes, YES rolls them back."""
+    for srv in servers:
+        c = RawConn(srv.port)
+        c.call("FLUSHALL")
+        c.call("SET", "dbg:k", "old")
+        c.call("SCRIPT", "DEBUG", mode)
+        first = c.call("EVAL", "redis.call('set', KEYS[1], 'mid')\nredis.breakpoint()\n"
+                       "redis.call('set', KEYS[1], 'done')\nreturn 1", "1", "dbg:k")
+        assert b"Stopped at 1" in first
+        c.close()
+        other = RawConn(srv.port)
+        deadline = time.time() + 10
+        while other.call("GET", "dbg:k") != expect and time.time() < deadline:
+            time.sleep(0.05)
+        assert other.call("GET", "dbg:k") == expect
+        assert other.call("PING") == b"+PONG\r\n"
+        other.close()
+
+
+def test_other_clients_while_stopped(servers):
+    """Skein: while a session waits at a prompt, its keys answer -BUSY to other clients
+    (no worker waits for the person at the debugger), other keys are served."""
+    srv = servers[1]
+    a = RawConn(srv.port)
+    a.call("SET", "dbg:k", "v")
+    a.call("SCRIPT", "DEBUG", "SYNC")
+    assert b"Stopped at 1" in a.call("EVAL", "redis.call('set', KEYS[1], 'x')\nreturn 1",
+                                     "1", "dbg:k")
+    b = RawConn(srv.port)
+    assert b.call("SET", "dbg:other", "1") == b"+OK\r\n"
+    assert b.call("GET", "dbg:k").startswith(b"-BUSY")
+    assert a.call("c") == b"*1\r\n+<endsession>\r\n"
+    assert a.read_reply() == b":1\r\n"
+    assert b.call("GET", "dbg:k") == b"$1\r\nx\r\n"
+
+
+def test_yes_session_propagates_nothing(servers):
+    """A YES session's writes reach neither the propagation stream nor notifications."""
+    srv = servers[1]
+    c = RawConn(srv.port)
+    c.call("FLUSHALL")
+    assert c.call("DEBUG", "PROPAGATION", "START") == b"+OK\r\n"
+    d = RawConn(srv.port)
+    d.call("SCRIPT", "DEBUG", "YES")
+    d.call("EVAL", "redis.call('set', KEYS[1], 'x')\nreturn redis.call('incr', 'dbg:n')",
+           "1", "dbg:k")
+    d.call("c")
+    frames_until_closed(d)
+    c.call("SET", "dbg:after", "1")
+    took = c.call("DEBUG", "PROPAGATION", "TAKE")
+    c.call("DEBUG", "PROPAGATION", "STOP")
+    assert b"dbg:after" in took
+    assert b"dbg:n" not in took and b"dbg:k" not in took
+    assert c.call("EXISTS", "dbg:k", "dbg:n") == b":0\r\n"
+
+
+def test_yes_session_refuses_what_it_cannot_roll_back(servers):
+    _, frames = run_session(servers[1].port, "YES", "return redis.call('flushall')", [], [],
+                            [("c",)], setup=SETUP)
+    assert b"SCRIPT DEBUG YES" in frames[-1]
+    assert RawConn(servers[1].port).call("GET", "dbg:k") == b"$3\r\nold\r\n"
+
+
+@pytest.mark.skipif(shutil.which("redis-cli") is None, reason="no redis-cli")
+@pytest.mark.parametrize("flag", ["--ldb", "--ldb-sync-mode"])
+def test_redis_cli_ldb(servers, flag):
+    d = tempfile.mkdtemp(prefix="skein-ldb-")
+    path = os.path.join(d, "s.lua")
+    with open(path, "w") as f:
+        f.write("local v = redis.call('incr', KEYS[1])\nredis.debug('v is', v)\nreturn v\n")
+    outs = []
+    for srv in servers:
+        RawConn(srv.port).call("DEL", "dbg:cnt")
+        p = subprocess.run(["redis-cli", "-p", str(srv.port), flag, "--eval", path, "dbg:cnt"],
+                           input=b"s\np\ns\nc\n", capture_output=True, timeout=30)
+        outs.append((p.returncode, p.stdout, RawConn(srv.port).call("GET", "dbg:cnt")))
+    shutil.rmtree(d, ignore_errors=True)
+    assert outs[1] == outs[0]
