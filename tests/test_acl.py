@@ -81,7 +81,7 @@ def missing_commands(redis, skein):
     for srv in (redis, skein):
         names.append(set(parse(RawConn(srv.port).call("COMMAND", "LIST"))))
     names[0] |= {n.split(b"|")[0] for n in names[0]}
-    return {n for n in names[0] - names[1]} | {b"script|debug"}
+    return {n for n in names[0] - names[1]}
 
 
 def without(v, missing):
