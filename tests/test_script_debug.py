@@ -256,6 +256,9 @@ def test_other_clients_while_stopped(servers):
     b = RawConn(srv.port)
     assert b.call("SET", "dbg:other", "1") == b"+OK\r\n"
     assert b.call("GET", "dbg:k").startswith(b"-BUSY")
+    # A script reaching the key without declaring it: -BUSY too, not a wait on its worker.
+    assert b.call("EVAL", "return redis.call('get', 'dbg:k')", "0").startswith(b"-BUSY")
+    assert b.call("EVAL", "return redis.call('get', KEYS[1])", "1", "dbg:k").startswith(b"-BUSY")
     assert a.call("c") == b"*1\r\n+<endsession>\r\n"
     assert a.read_reply() == b":1\r\n"
     assert b.call("GET", "dbg:k") == b"$1\r\nx\r\n"

@@ -552,15 +552,24 @@ impl<'a> Locked<'a> {
     /// Release everything held and take `plan`'s shards in (db, shard) order (a script
     /// restarting under a wider lock). What was recorded stays in the change buffer.
     pub fn relock(&mut self, plan: &mut Plan) {
+        let taken = self.relock_or(plan, &|_, _| false);
+        debug_assert!(taken, "a wait that never gives up");
+    }
+
+    /// [`Locked::relock`], asking `give_up` between waits for a busy shard: false when it
+    /// gave up, holding nothing then.
+    pub fn relock_or(&mut self, plan: &mut Plan, give_up: &GiveUp<'_>) -> bool {
         self.guards.clear();
         self.hashes.clear();
         self.cursor = 0;
-        let Some((scope, guards)) = self.ks.take_guards(plan, &|_, _| false) else {
-            unreachable!("a wait that never gives up");
+        let Some((scope, guards)) = self.ks.take_guards(plan, give_up) else {
+            self.scope = Scope::Keys;
+            return false;
         };
         self.scope = scope;
         self.guards = guards;
         self.hashes = std::mem::take(&mut plan.hashes);
+        true
     }
 
     /// Where shard (db, shard) is among the held guards (`Err`: where it would go).
@@ -1497,6 +1506,30 @@ mod tests {
         assert!(l.get(b"a").is_some());
         l.release();
         assert_eq!(c.dirty(), 1);
+    }
+
+    #[test]
+    fn relock_or_gives_up_on_a_busy_shard_holding_nothing() {
+        let ks = Keyspace::new(1, 64);
+        let other = other_shard_key(&ks, b"a");
+        let (mut c1, mut c2) = (Changes::default(), Changes::default());
+        let holder = locked_keys(&ks, 0, &[b"a"], &mut c1);
+        let mut l = locked_keys(&ks, 0, &[other.as_bytes()], &mut c2);
+        let mut w = Plan::new();
+        w.whole_db(0);
+        let asked = std::cell::Cell::new(0);
+        let give_up = |_: Scope, _: &[(u32, u32)]| {
+            asked.set(asked.get() + 1);
+            true
+        };
+        assert!(!l.relock_or(&mut w, &give_up));
+        assert!(asked.get() > 0);
+        assert_eq!(l.held_shards().count(), 0);
+        drop(holder);
+        let mut w = Plan::new();
+        w.whole_db(0);
+        assert!(l.relock_or(&mut w, &give_up));
+        assert_eq!(l.scope(), Scope::Db(0));
     }
 
     #[test]

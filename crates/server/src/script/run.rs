@@ -166,7 +166,20 @@ pub fn run(ctx: &mut Ctx, target: &Target, keys: &[&[u8]], args: &[&[u8]], ro: b
                         plan.all();
                     }
                 }
-                ctx.keys.relock(&mut plan);
+                // Not behind a busy script (one stopped in the debugger included): -BUSY
+                // rather than this worker waiting for it.
+                let srv = ctx.srv;
+                let busy = &srv.scripts.busy;
+                let give_up = |scope: engine::Scope, slots: &[(u32, u32)]| {
+                    busy.active() && busy.blocking(&srv.keyspace, scope, slots).is_some()
+                };
+                if !ctx.keys.relock_or(&mut plan, &give_up) {
+                    let msg = busy
+                        .blocking(&srv.keyspace, plan.scope(), plan.slots())
+                        .unwrap_or(super::busy::BUSY_EVAL);
+                    ctx.out.error(msg);
+                    break;
+                }
             }
             Ok(Some(_)) => {
                 ctx.out
