@@ -17,6 +17,7 @@ No assertion depends on timing; servers are stopped by PID.
 """
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -306,3 +307,23 @@ def test_redis_cli_ldb(servers, flag):
         outs.append((p.returncode, p.stdout, RawConn(srv.port).call("GET", "dbg:cnt")))
     shutil.rmtree(d, ignore_errors=True)
     assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SHUTDOWN NOSAVE"])
+@pytest.mark.parametrize("mode", ["SYNC", "YES"])
+def test_shutdown_ends_a_stopped_session(fresh_skein, mode, how):
+    """A signalled shutdown does not wait for the person at the debugger: the prompt
+    gives up as on a disconnect, the script runs to its end, the server exits (Redis
+    kills its forked sessions on shutdown)."""
+    srv = fresh_skein()
+    c = RawConn(srv.port)
+    c.call("SCRIPT", "DEBUG", mode)
+    assert b"Stopped at 1" in c.call("EVAL", "redis.call('set', KEYS[1], 'x')\nreturn 1",
+                                     "1", "dbg:k")
+    if how == "SIGTERM":
+        srv.proc.send_signal(signal.SIGTERM)
+    else:
+        other = RawConn(srv.port)
+        other.send_raw(encode(["SHUTDOWN", "NOSAVE"]))
+    assert srv.proc.wait(timeout=30) == 0
+    c.close()

@@ -103,6 +103,11 @@ pub fn install_signal_handlers() {
 /// A signal was received and its shutdown not yet carried out.
 static PENDING: AtomicBool = AtomicBool::new(false);
 
+/// Is a signalled shutdown waiting (for busy scripts to end)?
+pub fn pending() -> bool {
+    PENDING.load(Relaxed)
+}
+
 /// Called by the cron: act on a received signal. As in Redis, whose serverCron does not
 /// run while a script is busy, the shutdown waits while a script runs past
 /// `busy-reply-threshold`: clients are still served (`-BUSY`, SCRIPT KILL, SHUTDOWN

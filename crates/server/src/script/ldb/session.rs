@@ -6,9 +6,14 @@
 use super::human;
 use crate::script::busy::Busy;
 use std::cell::RefCell;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
+use std::time::Duration;
 use std::time::Instant;
+
+/// How often a prompt looks for a shutdown.
+const SHUTDOWN_CHECK: Duration = Duration::from_millis(100);
 
 /// Breakpoints at most (LDB_BREAKPOINTS_MAX).
 pub const MAX_BREAKPOINTS: usize = 64;
@@ -224,18 +229,22 @@ impl Session {
         }
     }
 
-    /// Wait for the client's next debugger command.
+    /// Wait for the client's next debugger command. A shutdown (a signal waiting for
+    /// busy scripts, SHUTDOWN NOSAVE) ends the wait as a disconnect does: the script
+    /// runs on without stopping.
     pub fn next_command(&mut self) -> Next {
-        if self.gone {
-            return Next::Gone;
-        }
-        match self.commands.recv() {
-            Ok(argv) => Next::Command(argv),
-            Err(_) => {
-                self.gone = true;
-                Next::Gone
+        while !self.gone {
+            match self.commands.recv_timeout(SHUTDOWN_CHECK) {
+                Ok(argv) => return Next::Command(argv),
+                Err(RecvTimeoutError::Timeout) => {
+                    if crate::persist::shutdown::pending() || self.busy.shutdown.load(Relaxed) {
+                        self.gone = true;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => self.gone = true,
             }
         }
+        Next::Gone
     }
 
     /// The source line `line` (1-based).
