@@ -46,7 +46,9 @@ STEPS = [
     ("h",), ("p",), ("s",), ("s",), ("p",), ("p", "t"), ("p", "KEYS"), ("p", "ARGV"),
     ("p", "nosuch"), ("l",), ("l", "2"), ("l", "3", "1"), ("w",), ("b", "7"), ("b",),
     ("b", "x"), ("b", "100"), ("b", "-100"), ("t",), ("e", "1+1"), ("e", "a", "=="),
-    ("e", "bad bad"), ("e", "error('boom')"), ("r", "get", "dbg:k"),
+    ("e", "bad bad"), ("e", "error('boom')"), ("e", "redis.call('get', KEYS[1])"),
+    ("e", "redis.pcall('nosuch')"), ("e", "redis.debug('from eval')"),
+    ("e", "{1, 'two', {3}}"), ("r", "get", "dbg:k"),
     ("r", "nosuchcmd"), ("r",), ("m",), ("m", "10"), ("r", "set", "dbg:long", LONG),
     ("r", "get", "dbg:long"), ("m", "0"), ("r", "get", "dbg:long"), ("zz",), ("n",),
     ("c",), ("t",), ("s",), ("s",), ("s",), ("t",), ("c",),
@@ -161,6 +163,19 @@ def test_sessions_match_redis(servers, mode, script, steps):
     assert s_end == r_end
     assert s_frames == r_frames
     assert state(servers[1].port, KEYS) == state(servers[0].port, KEYS)
+
+
+@pytest.mark.parametrize("mode", ["SYNC", "YES"])
+def test_resp3_session_matches_redis(servers, mode):
+    script = ("redis.setresp(3)\nlocal m = redis.call('hgetall', KEYS[1])\n"
+              "local z = redis.call('zrange', 'dbg:z', 0, -1, 'withscores')\nreturn {m, z}")
+    setup = SETUP + [("HELLO", "3"), ("DEL", "dbg:k"), ("HSET", "dbg:k", "f", "v"),
+                     ("ZADD", "dbg:z", "1.5", "m")]
+    (r_end, r_frames), (s_end, s_frames) = both(
+        servers, mode, script, ["dbg:k"], [], [("s",), ("s",), ("s",), ("p",), ("c",)],
+        setup=setup)
+    assert r_end and s_end
+    assert s_frames == r_frames
 
 
 def test_bad_numkeys_in_a_session(servers):
@@ -327,3 +342,26 @@ def test_shutdown_ends_a_stopped_session(fresh_skein, mode, how):
         other.send_raw(encode(["SHUTDOWN", "NOSAVE"]))
     assert srv.proc.wait(timeout=30) == 0
     c.close()
+
+
+def test_disconnect_after_a_timeout_stop_ends_the_script(fresh_skein, fresh_redis):
+    """A script stopped by the timeout whose client then goes away raises (Redis's
+    "timeout during Lua debugging with client closing connection") instead of looping
+    forever; its key is free again."""
+    for srv in (fresh_redis(), fresh_skein()):
+        c = RawConn(srv.port)
+        c.call("CONFIG", "SET", "busy-reply-threshold", "100")
+        c.call("SCRIPT", "DEBUG", "SYNC")
+        c.call("EVAL", "redis.call('set', KEYS[1], 'x')\nwhile true do end", "1", "dbg:k")
+        assert b"timeout reached" in c.call("c")
+        c.close()
+        other = RawConn(srv.port)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                if other.call("GET", "dbg:k") == b"$1\r\nx\r\n":
+                    break
+            except OSError:
+                other = RawConn(srv.port)
+            time.sleep(0.05)
+        assert other.call("GET", "dbg:k") == b"$1\r\nx\r\n"
