@@ -214,7 +214,7 @@ fn clients(srv: &Server, r: &mut Report) {
     r.field("maxclients", srv.config.get_i64("maxclients"));
     r.field("client_recent_max_input_buffer", max_in);
     r.field("client_recent_max_output_buffer", max_out);
-    r.field("blocked_clients", srv.blocking.count());
+    r.field("blocked_clients", srv.blocking.count() + srv.repl.waiting());
     r.field("tracking_clients", srv.tracking.clients());
     r.field("clients_in_timeout_table", 0);
 }

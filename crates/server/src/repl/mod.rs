@@ -181,6 +181,11 @@ impl Repl {
 }
 
 impl Repl {
+    /// Clients blocked in WAIT (INFO's blocked_clients counts them, as Redis does).
+    pub fn waiting(&self) -> usize {
+        self.waits.lock().len()
+    }
+
     /// This server turned replica: WAIT's clients get Redis's -UNBLOCKED error now, and
     /// their connections close once it is written.
     pub fn unblock_waits(&self) {
