@@ -365,3 +365,19 @@ def test_disconnect_after_a_timeout_stop_ends_the_script(fresh_skein, fresh_redi
                 other = RawConn(srv.port)
             time.sleep(0.05)
         assert other.call("GET", "dbg:k") == b"$1\r\nx\r\n"
+
+
+def test_session_lua_memory_is_given_back(fresh_skein):
+    """The session thread's Lua state counts in used_memory_lua only while it lives."""
+    srv = fresh_skein()
+
+    def lua_memory():
+        info = RawConn(srv.port).call("INFO", "memory").decode()
+        return int(info.split("used_memory_lua:")[1].split("\r\n")[0])
+
+    before = lua_memory()
+    for mode in ("SYNC", "YES"):
+        ended, _ = run_session(srv.port, mode, "local a = {}\nfor i=1,1000 do a[i]=i end\nreturn 1",
+                               [], [], [("s",), ("c",)])
+        assert ended
+    assert lua_memory() == before

@@ -304,6 +304,14 @@ pub fn with<R>(srv: &Server, f: impl FnOnce(&mut LuaState) -> R) -> Result<R, St
     })
 }
 
+/// Drop this thread's Lua state, its memory no longer counted (a thread that ran
+/// scripts is ending: a debugging session's, `super::ldb`).
+pub fn discard(srv: &Server) {
+    if let Some(old) = STATE.with(|cell| cell.try_borrow_mut().ok()?.take()) {
+        srv.scripts.vm_changed(-(old.reported as isize));
+    }
+}
+
 impl LuaState {
     fn new(generation: u64, busy: Arc<Busy>) -> mlua::Result<LuaState> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;

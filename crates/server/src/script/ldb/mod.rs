@@ -138,6 +138,8 @@ pub fn start(
             let refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
             let mut reply = ReplyBuf::new(proto);
             crate::dispatch::run_checked(&this, &mut detached, &mut reply, &refs);
+            // (Its memory uncounted before the client hears the session ended.)
+            crate::script::state::discard(&this);
             session::end(&reply.out);
             crate::log::warning(ended);
         });
