@@ -381,3 +381,14 @@ def test_session_lua_memory_is_given_back(fresh_skein):
                                [], [], [("s",), ("c",)])
         assert ended
     assert lua_memory() == before
+
+
+def test_script_kill_stops_a_stopped_session_that_has_not_written(servers):
+    srv = servers[1]
+    a = RawConn(srv.port)
+    a.call("SCRIPT", "DEBUG", "SYNC")
+    assert b"Stopped at 1" in a.call("EVAL", "return redis.call('get', KEYS[1])", "1", "dbg:k")
+    assert RawConn(srv.port).call("SCRIPT", "KILL") == b"+OK\r\n"
+    assert a.call("c") == b"*1\r\n+<endsession>\r\n"
+    assert b"Script killed by user with SCRIPT KILL" in a.read_reply()
+    assert RawConn(srv.port).call("SCRIPT", "KILL").startswith(b"-NOTBUSY")

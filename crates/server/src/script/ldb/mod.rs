@@ -66,6 +66,10 @@ pub fn intercept(client: &mut ClientState, out: &mut ReplyBuf, argv: &[&[u8]]) -
     let Some(ClientLdb::Session(link)) = client.ldb.as_deref() else {
         return false;
     };
+    client
+        .info
+        .last_interaction_ms
+        .store(engine::now_ms(), std::sync::atomic::Ordering::Relaxed);
     let owned = argv.iter().map(|a| a.to_vec()).collect();
     // (A session that ended meanwhile, on a shutdown, left its end there.)
     let _ = link.commands.send(owned);
