@@ -152,6 +152,15 @@ def test_stepping_session_matches_redis(servers, mode):
     ("local t = {}\nfor i=1,50 do t[i] = {i, tostring(i)} end\nredis.setresp(3)\n"
      "local m = redis.call('hgetall', 'dbg:nohash')\nreturn #t",
      [("s",), ("s",), ("p", "t"), ("m", "70"), ("p", "t"), ("s",), ("s",), ("p",), ("c",)]),
+    # blank and comment lines first, CRLF line ends, lists and maxlen edge values
+    ("\r\n-- first\r\n\r\nlocal x = 1\r\nreturn x\r\n\r\n",
+     [("l", "0"), ("l", "-3", "abc"), ("l", "1", "100000"), ("w",), ("b", "0"), ("b", "1"),
+      ("b", "2", "4", "zz", "-4"), ("m", "-5"), ("m", "61"), ("m", "0"), ("c",)]),
+    # a breakpoint in a function called twice; trace from inside it
+    ("local function f(n)\n  local r = n * 2\n  return r\nend\nlocal a = f(1)\n"
+     "local b = f(2)\nreturn a + b",
+     [("b", "2"), ("c",), ("t",), ("p",), ("p", "n"), ("c",), ("p", "a"), ("b", "-2"),
+      ("c",)]),
     # an empty script; a compile error
     ("", []),
     ("return +", []),
@@ -203,6 +212,12 @@ def errors(port):
         c.call("EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
         c.call("EVALSHA", "abc", "0"),
         c.call("FCALL", "nosuch", "0"),
+        # functions are never debugged: FCALL runs as usual, the connection stays
+        c.call("FUNCTION", "LOAD", "REPLACE",
+               "#!lua name=dbglib\nredis.register_function('dbgf', function() "
+               "redis.debug('x') return redis.breakpoint() end)"),
+        c.call("FCALL", "dbgf", "0"),
+        c.call("FCALL_RO", "dbgf", "0"),
         c.call("SCRIPT", "DEBUG", "NO"),
         c.call("EVAL", "redis.debug('x')\nreturn redis.breakpoint()", "0"),
         c.call("SCRIPT", "HELP"),

@@ -130,9 +130,21 @@ local load_redis = {
 }
 G.setmetatable(load_redis, {__index = nonexistent})
 local LOAD = G.setmetatable({redis = protect(load_redis)}, {__index = nonexistent})
+-- What a function sees once its library has loaded: the scripts' globals, without KEYS
+-- and ARGV, and a redis table without the debugger's functions and
+-- replicate_commands (Redis's function engine registers none of them).
+local fn_redis = {}
+for k, v in G.pairs(redis) do fn_redis[k] = v end
+fn_redis.debug, fn_redis.breakpoint, fn_redis.replicate_commands = nil, nil, nil
+local FR = {}
+for k, v in G.pairs(R) do FR[k] = v end
+FR.redis = protect(fn_redis)
+protected[FR] = true
+protected[FR.redis] = true
+G.setmetatable(FR, {__index = nonexistent})
 local function make_env()
   local mt = {__index = LOAD, __newindex = readonly, __metatable = {}}
-  return G.setmetatable({}, mt), function() mt.__index = R end
+  return G.setmetatable({}, mt), function() mt.__index = FR end
 end
 return E, R, make_env
 "#;
