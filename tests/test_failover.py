@@ -331,3 +331,39 @@ def test_promoted_replica_lets_its_old_master_continue(pair, fresh_skein, fresh_
     assert (stats["sync_partial_ok"], stats["sync_full"]) == ("1", "0")
     caught_up(rc, mc)
     same_data(rc, mc)
+
+
+def fail_over_with_a_third(mc, target, tc, third_master_c, third_c):
+    """FAILOVER from `mc` to `target`, then writes on it: the old master and a third
+    server (`third_c`, a replica of `third_master_c`) end with its data."""
+    preload(mc)
+    caught_up(mc, tc)
+    assert mc.call("FAILOVER", "TO", "127.0.0.1", str(target.port)) == b"+OK\r\n"
+    swapped(mc, tc)
+    busy_writes(target.port, tc, 5)
+    caught_up(tc, mc)
+    caught_up(third_master_c, third_c)
+    same_data(tc, mc)
+    same_data(tc, third_c)
+
+
+@pytest.mark.parametrize("kind", ["skein", "redis"])
+def test_other_replicas_follow_the_new_master_through_the_old(kind, fresh_skein, fresh_redis):
+    """A master with two replicas fails over to one: the other stays a replica of the old
+    master, now a replica itself, and ends with the new master's data too."""
+    start = start_skein(fresh_skein) if kind == "skein" else start_redis(fresh_redis)
+    m = start()
+    mc = RawConn(m.port)
+    a, ac = follower_of(start_redis(fresh_redis), m)
+    b, bc = follower_of(start_redis(fresh_redis), m)
+    fail_over_with_a_third(mc, a, ac, mc, bc)
+
+
+def test_promoted_skein_resyncs_its_own_replicas(fresh_skein, fresh_redis):
+    """A Skein replica with a replica of its own is failed over to: its replica (on the
+    Skein's former offsets) syncs again and follows the new master's writes."""
+    m = start_redis(fresh_redis)()
+    mc = RawConn(m.port)
+    s, sc = follower_of(start_skein(fresh_skein), m)
+    c, cc = follower_of(start_redis(fresh_redis), s)
+    fail_over_with_a_third(mc, s, sc, sc, cc)

@@ -104,17 +104,21 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
                 })
             }
         })?;
-    while !r.gone.load(Relaxed) && !srv.is_shutting_down() {
-        let bytes = backlog
-            .read(r.id, at, 1 << 20, Duration::from_millis(100))
-            .map_err(|_| io::Error::other("too far behind the backlog"))?;
-        if !bytes.is_empty() {
-            stream.write_all(&bytes)?;
-            at += bytes.len() as u64;
+    let streamed = (|| {
+        while !r.gone.load(Relaxed) && !srv.is_shutting_down() {
+            let bytes = backlog
+                .read(r.id, at, 1 << 20, Duration::from_millis(100))
+                .map_err(|_| io::Error::other("too far behind the backlog"))?;
+            if !bytes.is_empty() {
+                stream.write_all(&bytes)?;
+                at += bytes.len() as u64;
+            }
         }
-    }
+        Ok(())
+    })();
+    // However it ended: the ACK reader's clone of the socket must not keep the link open.
     let _ = stream.shutdown(std::net::Shutdown::Both);
-    Ok(())
+    streamed
 }
 
 /// The position a PSYNC can continue from: its replication ID is ours and the bytes from
