@@ -367,3 +367,27 @@ def test_promoted_skein_resyncs_its_own_replicas(fresh_skein, fresh_redis):
     s, sc = follower_of(start_skein(fresh_skein), m)
     c, cc = follower_of(start_redis(fresh_redis), s)
     fail_over_with_a_third(mc, s, sc, sc, cc)
+
+
+@pytest.mark.parametrize("kind", ["skein", "redis"])
+def test_abort_while_in_progress(kind, fresh_skein, fresh_redis):
+    """FORCE made the master follow a target that does not answer: ABORT makes it a
+    master again, writes go on, and its replicas (the held one once resumed) follow."""
+    m, mc, r, rc = held_replica(kind, fresh_skein, fresh_redis)
+    other, oc = follower_of(start_redis(fresh_redis), m)
+    try:
+        assert mc.call("FAILOVER", "TO", "127.0.0.1", str(r.port), "FORCE",
+                       "TIMEOUT", "100") == b"+OK\r\n"
+        wait_for(lambda: info(mc)["master_failover_state"] == "failover-in-progress",
+                 "the timeout to pass")
+        assert mc.call("FAILOVER", "ABORT") == b"+OK\r\n"
+        assert info(mc)["master_failover_state"] == "no-failover"
+        assert role(mc) == b"master"
+        assert mc.call("SET", "after", "1") == b"+OK\r\n"
+    finally:
+        resumed(r)
+    for c in (rc, oc):
+        wait_for(lambda: link_up(c), "the replicas' links")
+        caught_up(mc, c)
+        same_data(mc, c)
+    assert role(rc) == b"slave"

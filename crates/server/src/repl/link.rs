@@ -397,6 +397,10 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
             ("?".to_string(), "-1".to_string())
         }
     };
+    // A link given up meanwhile (REPLICAOF, FAILOVER ABORT) asks for nothing.
+    if !link.current(generation) {
+        return Ok(());
+    }
     let reply = psync(srv, &mut m, id.as_bytes(), next.as_bytes())?;
     if let Some(rest) = reply.strip_prefix(b"+FULLRESYNC ") {
         let text = String::from_utf8_lossy(rest).into_owned();
