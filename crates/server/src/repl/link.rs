@@ -219,6 +219,11 @@ pub fn promote(srv: &Server) -> bool {
         srv.repl.disconnect_all();
         srv.propagation
             .restart_backlog_at(processed as u64, super::backlog_size(srv));
+        // The backlog now takes every write: the feeder hands them on (a replica that
+        // never had replicas of its own has none running yet).
+        if let Some(this) = srv.persist.server() {
+            super::ensure_feeder(&this);
+        }
     }
     let was = unfollow(srv);
     if continuable {
