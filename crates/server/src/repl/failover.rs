@@ -4,10 +4,11 @@
 //! millisecond ([`check`]), whether the target (or, with no TO, any replica) acknowledged
 //! the whole stream. Once one has, or once the TIMEOUT passes with FORCE, the state becomes
 //! `IN_PROGRESS` and this server follows the target ([`super::link::follow`], which
-//! offers our own ID and offset): its link sends `PSYNC <our replid> <our offset + 1> FAILOVER`, which makes the target a
-//! master, and the answer (+CONTINUE or +FULLRESYNC: [`finished`]; anything else:
-//! [`abort`]) ends the failover and the write pause. A TIMEOUT without FORCE, or FAILOVER
-//! ABORT, ends it where it is (a server already following the target is a master again).
+//! offers our own ID and offset): its link sends `PSYNC <our replid> <our offset + 1>
+//! FAILOVER`, which makes the target a master, and the answer (+CONTINUE or +FULLRESYNC:
+//! [`finished`]; anything else: [`abort`]) ends the failover and the write pause. A
+//! TIMEOUT without FORCE, or FAILOVER ABORT, ends it where it is (a server already
+//! following the target is a master again).
 
 use crate::log;
 use crate::server::Server;
