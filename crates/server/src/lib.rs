@@ -63,11 +63,22 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
             .loading
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
+    net::tls::at_startup(&srv)?;
     net::fdlimit::adjust(&srv)?;
     let port = srv.config.get_i64("port") as u16;
     let backlog = srv.config.get_i64("tcp-backlog") as i32;
+    let bind = srv.config.get("bind");
     let tcp = if port > 0 {
-        net::listener::bind_tcp(&srv.config.get("bind"), port, backlog)?
+        net::listener::bind_tcp(&bind, port, backlog)?
+    } else {
+        Vec::new()
+    };
+    let tls_port = srv.config.get_i64("tls-port") as u16;
+    let tls = if tls_port > 0 {
+        net::listener::bind_tcp(&bind, tls_port, backlog).map_err(|e| {
+            crate::log::warning(&e);
+            format!("Failed listening on port {tls_port} (TLS), aborting.")
+        })?
     } else {
         Vec::new()
     };
@@ -86,10 +97,11 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         }
         Some(l)
     };
-    if tcp.is_empty() && unix.is_none() {
+    if tcp.is_empty() && tls.is_empty() && unix.is_none() {
         return Err("Configured to not listen anywhere, exiting.".to_string());
     }
-    if let Some(l) = tcp.first() {
+    // INFO's tcp_port: the TLS port when there is no plain one, as in Redis.
+    if let Some(l) = tcp.first().or(tls.first()) {
         if let Ok(a) = l.local_addr() {
             srv.tcp_port
                 .store(a.port() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -105,7 +117,10 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         threads.push(thread);
     }
     for l in tcp {
-        net::listener::spawn_tcp(srv.clone(), l, workers.clone());
+        net::listener::spawn_tcp(srv.clone(), l, workers.clone(), false);
+    }
+    for l in tls {
+        net::listener::spawn_tcp(srv.clone(), l, workers.clone(), true);
     }
     if let Some(l) = unix {
         net::listener::spawn_unix(srv.clone(), l, unix_path.clone(), workers.clone());

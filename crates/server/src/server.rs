@@ -46,6 +46,8 @@ pub struct Server {
     pub repl: crate::repl::Repl,
     /// ACL users (AUTH, ACL SETUSER) and the ACL log.
     pub acl: crate::acl::Acl,
+    /// The TLS context (`tls-port`), when configured.
+    pub tls: crate::net::tls::Tls,
 }
 
 impl Server {
@@ -78,6 +80,7 @@ impl Server {
             metrics: Default::default(),
             offload: Default::default(),
             repl: Default::default(),
+            tls: Default::default(),
             config,
         }
     }

@@ -58,8 +58,12 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
     let before = crate::metrics::OPTIONS.map(|o| config.get(o));
     let aof_was = config.get_bool("appendonly");
     let maxclients_was = config.get_i64("maxclients");
+    let tls_before = crate::net::tls::OPTIONS.map(|o| config.get(o));
     if let Err(e) = config.config_set(&pairs, local) {
         return ctx.out.error_bytes(&e);
+    }
+    if let Err(e) = tls_changed(ctx, &pairs, tls_before) {
+        return ctx.out.error(&e);
     }
     let oom_names: [&[u8]; 2] = [b"oom-score-adj", b"oom-score-adj-values"];
     if pairs
@@ -100,6 +104,34 @@ fn config_set(ctx: &mut Ctx, argv: &[&[u8]]) {
         return ctx.out.error(&e);
     }
     ctx.out.ok()
+}
+
+/// applyTlsCfg / applyTLSPort: certificates and the rest are loaded again (even when a
+/// file's name did not change); if they cannot be, the TLS options keep their old values
+/// and the old context stays.
+fn tls_changed(
+    ctx: &mut Ctx,
+    pairs: &[(&[u8], &[u8])],
+    before: [String; crate::net::tls::OPTIONS.len()],
+) -> Result<(), String> {
+    let names: Vec<String> = pairs
+        .iter()
+        .map(|(n, _)| String::from_utf8_lossy(n).to_lowercase())
+        .collect();
+    let Err(e) = crate::net::tls::config_changed(ctx.srv, &names) else {
+        return Ok(());
+    };
+    for (name, value) in crate::net::tls::OPTIONS.iter().zip(before) {
+        let _ = ctx.srv.config.set(name, &[value]);
+    }
+    let arg = names
+        .iter()
+        .find(|n| n.as_str() == "tls-port" || crate::net::tls::OPTIONS.contains(&n.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    Err(format!(
+        "ERR CONFIG SET failed (possibly related to argument '{arg}') - {e}"
+    ))
 }
 
 /// Redis's updateMaxclients: a raised `maxclients` raises the open-file limit; when the

@@ -133,8 +133,10 @@ impl Conn {
         self.out.out.len() - self.wpos
     }
 
+    /// Replies not yet on the socket: in the reply buffer, or made into TLS records the
+    /// socket has not taken.
     pub fn has_pending_output(&self) -> bool {
-        self.pending_out() > 0
+        self.pending_out() > 0 || self.stream.tls_pending()
     }
 
     /// Room to read into: move unparsed bytes to the front, grow when still short.
@@ -363,6 +365,10 @@ impl Conn {
 
     /// Write pending output. Returns false if the socket failed.
     pub fn flush(&mut self, srv: &Server, worker: usize) -> bool {
+        // TLS records left over (a handshake message, replies the socket did not take).
+        if self.stream.tls_pending() && !self.stream.send_tls_pending() {
+            return false;
+        }
         let mut written = 0;
         while self.wpos < self.out.out.len() {
             match self.stream.write(&self.out.out[self.wpos..]) {
@@ -540,6 +546,7 @@ impl Conn {
             return After::Close;
         }
         let pending = self.pending_out();
+        let tls_held = self.stream.tls_pending();
         if crate::outbuf::reached(srv, &self.state.info, pending) {
             crate::outbuf::log_close(&self.state.info);
             return After::Close;
@@ -553,14 +560,14 @@ impl Conn {
         let done = stop == Stop::Closing
             || self.state.close_after_reply
             || (self.eof && matches!(stop, Stop::Drained | Stop::Blocked));
-        if done && pending == 0 {
+        if done && pending == 0 && !tls_held {
             return After::Close;
         }
         // Only these bits change here, atomically: other threads set others (a broken
         // redirect, leaving the registry) at any time.
         let (mut set, mut clear) = (0, 0);
         for (bit, on) in [
-            (flag::WANT_WRITE, pending > 0),
+            (flag::WANT_WRITE, pending > 0 || tls_held),
             (flag::NO_READ, self.read_blocked || self.eof),
             (flag::BLOCKED, matches!(stop, Stop::Paused | Stop::Blocked)),
             (flag::CLOSE_AFTER_REPLY, self.state.close_after_reply),

@@ -1,6 +1,7 @@
 //! Acceptor threads: accept connections and hand each to the least-loaded worker.
 
 use super::stream::{NewConn, Stream};
+use super::tls_stream::TlsStream;
 use super::worker::WorkerHandle;
 use crate::server::Server;
 use std::io::Write;
@@ -90,9 +91,15 @@ fn dispatch(srv: &Server, workers: &[Arc<WorkerHandle>], nc: NewConn) {
     workers[w].mailbox.deliver(nc);
 }
 
-pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle>>) {
+/// Accept TCP connections; with `tls`, each carries a TLS session (`tls-port`).
+pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle>>, tls: bool) {
+    let name = if tls {
+        "skein-accept-tls"
+    } else {
+        "skein-accept"
+    };
     let _ = std::thread::Builder::new()
-        .name("skein-accept".into())
+        .name(name.into())
         .spawn(move || loop {
             let (mut s, peer) = match l.accept() {
                 Ok(x) => x,
@@ -101,7 +108,13 @@ pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle
                     continue;
                 }
             };
-            if !admit(&srv, &mut s, peer.ip().is_loopback()) {
+            // A refusal in plaintext would be noise to a TLS client: it just closes.
+            let admitted = if tls {
+                admit(&srv, &mut std::io::sink(), peer.ip().is_loopback())
+            } else {
+                admit(&srv, &mut s, peer.ip().is_loopback())
+            };
+            if !admitted {
                 continue;
             }
             let _ = s.set_nodelay(true);
@@ -117,14 +130,30 @@ pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle
             }
             let laddr = s.local_addr().map(|a| a.to_string()).unwrap_or_default();
             let fd = s.as_raw_fd();
+            let sock = mio::net::TcpStream::from_std(s);
+            let stream = if tls {
+                match tls_session(&srv) {
+                    Some(session) => Stream::Tls(Box::new(TlsStream::new(sock, session))),
+                    None => continue,
+                }
+            } else {
+                Stream::Tcp(sock)
+            };
             let nc = NewConn {
-                stream: Stream::Tcp(mio::net::TcpStream::from_std(s)),
+                stream,
                 addr: peer.to_string(),
                 laddr,
                 fd,
             };
             dispatch(&srv, &workers, nc);
         });
+}
+
+/// A new server session under the current TLS context and `tls-auth-clients` (None when
+/// client certificates are asked for with no CA to check them: the client is refused, as
+/// Redis's handshake fails then).
+fn tls_session(srv: &Server) -> Option<rustls::ServerConnection> {
+    rustls::ServerConnection::new(srv.tls.for_accept(srv)?).ok()
 }
 
 pub fn spawn_unix(

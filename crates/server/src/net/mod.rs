@@ -6,4 +6,6 @@ pub mod lend;
 pub mod listener;
 pub mod mailbox;
 pub mod stream;
+pub mod tls;
+pub mod tls_stream;
 pub mod worker;

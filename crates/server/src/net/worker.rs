@@ -440,6 +440,9 @@ impl Worker {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
+            if let Stream::Tls(tls) = &mut conn.stream {
+                tls.close_notify();
+            }
             conn.forget_memory(&self.srv);
             conn.state.leave(&self.srv);
             let info = &conn.state.info;
