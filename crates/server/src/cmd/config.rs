@@ -126,7 +126,7 @@ fn tls_changed(
     }
     let arg = names
         .iter()
-        .find(|n| n.as_str() == "tls-port" || crate::net::tls::OPTIONS.contains(&n.as_str()))
+        .find(|n| crate::net::tls::OPTIONS.contains(&n.as_str()))
         .cloned()
         .unwrap_or_default();
     Err(format!(

@@ -133,10 +133,15 @@ impl Conn {
         self.out.out.len() - self.wpos
     }
 
-    /// Replies not yet on the socket: in the reply buffer, or made into TLS records the
-    /// socket has not taken.
+    /// Replies not yet written (TLS records the socket has not taken are checked apart,
+    /// where it matters: `finish`, `flush`, `has_unsent`).
     pub fn has_pending_output(&self) -> bool {
-        self.pending_out() > 0 || self.stream.tls_pending()
+        self.pending_out() > 0
+    }
+
+    /// Anything not yet on the socket: replies, or TLS records made of them.
+    pub fn has_unsent(&self) -> bool {
+        self.has_pending_output() || self.stream.tls_pending()
     }
 
     /// Room to read into: move unparsed bytes to the front, grow when still short.
@@ -365,10 +370,23 @@ impl Conn {
 
     /// Write pending output. Returns false if the socket failed.
     pub fn flush(&mut self, srv: &Server, worker: usize) -> bool {
-        // TLS records left over (a handshake message, replies the socket did not take).
-        if self.stream.tls_pending() && !self.stream.send_tls_pending() {
-            return false;
+        if matches!(self.stream, Stream::Tls(_)) {
+            self.flush_tls(srv, worker)
+        } else {
+            self.write_out(srv, worker)
         }
+    }
+
+    /// TLS records left over first (a handshake message, replies the socket did not
+    /// take), then the replies. Apart, so the plain path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn flush_tls(&mut self, srv: &Server, worker: usize) -> bool {
+        self.stream.send_tls_pending() && self.write_out(srv, worker)
+    }
+
+    #[inline(always)]
+    fn write_out(&mut self, srv: &Server, worker: usize) -> bool {
         let mut written = 0;
         while self.wpos < self.out.out.len() {
             match self.stream.write(&self.out.out[self.wpos..]) {

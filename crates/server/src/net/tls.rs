@@ -17,8 +17,10 @@ use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
 use std::sync::Arc;
 
-/// Options whose change rebuilds the context (Redis's applyTlsCfg).
-pub const OPTIONS: [&str; 18] = [
+/// Options whose change rebuilds the context (Redis's applyTlsCfg), and `tls-port`
+/// (applyTLSPort: configures TLS when it is not yet); a failed CONFIG SET restores them.
+pub const OPTIONS: [&str; 19] = [
+    "tls-port",
     "tls-cert-file",
     "tls-key-file",
     "tls-key-file-pass",
@@ -103,7 +105,9 @@ pub fn at_startup(srv: &Server) -> Result<(), String> {
 /// turns TLS on). The error is Redis's reply text.
 pub fn config_changed(srv: &Server, names: &[String]) -> Result<(), String> {
     let port = names.iter().any(|n| n == "tls-port");
-    let tls_opt = names.iter().any(|n| OPTIONS.contains(&n.as_str()));
+    let tls_opt = names
+        .iter()
+        .any(|n| n != "tls-port" && OPTIONS.contains(&n.as_str()));
     let rebuild = (tls_opt && wanted(srv)) || (port && !srv.tls.is_configured());
     if rebuild && !configure(srv) {
         return Err("Unable to update TLS configuration. Check server logs.".into());

@@ -37,6 +37,8 @@ impl TlsStream {
     }
 
     /// Write what rustls holds until done or the socket is full.
+    #[cold]
+    #[inline(never)]
     pub fn send_pending(&mut self) -> io::Result<()> {
         while self.tls.wants_write() {
             match self.tls.write_tls(&mut self.sock) {
@@ -89,7 +91,11 @@ impl TlsStream {
     }
 }
 
+// Cold and never inlined: the plain sockets' read and write, which share
+// `Stream`'s match, stay as small as they were without TLS.
 impl Read for TlsStream {
+    #[cold]
+    #[inline(never)]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
         let done = |n: usize, e: io::Error| if n > 0 { Ok(n) } else { Err(e) };
@@ -116,6 +122,8 @@ impl Read for TlsStream {
 }
 
 impl Write for TlsStream {
+    #[cold]
+    #[inline(never)]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         // Records already made go first; rustls takes no more while the socket is full.
         self.send_pending()?;

@@ -520,7 +520,7 @@ impl Worker {
         for t in self.conns.tokens() {
             if let Some(conn) = self.conns.get_mut(t) {
                 while Instant::now() < deadline {
-                    if !conn.flush(&self.srv, self.index) || !conn.has_pending_output() {
+                    if !conn.flush(&self.srv, self.index) || !conn.has_unsent() {
                         break;
                     }
                     std::thread::sleep(Duration::from_millis(1));
