@@ -407,3 +407,48 @@ def test_redis_cli_over_tls(certs, start):
         outs.append(subprocess.run(base + ["LRANGE", "l", "0", "-1"], check=True,
                                    capture_output=True).stdout)
     assert outs[0] == outs[1] == b"1\n2\n3\n"
+
+
+def test_slow_reader_gets_every_byte(certs, start):
+    """Replies bigger than the socket takes wait in the server (TLS records included)
+    and leave on the writable edges as the client reads."""
+    for s in start(tls_args(certs)):
+        c = s.conn()
+        assert c.call("SET", "big", "y" * 2_000_000) == b"+OK\r\n"
+        c.send_raw(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * 20)
+        time.sleep(1)
+        want = 20 * len(b"$2000000\r\n" + b"y" * 2_000_000 + b"\r\n")
+        got = 0
+        while got < want:
+            chunk = c.sock.recv(1 << 20)
+            assert chunk, s.kind
+            got += len(chunk)
+        assert got == want
+        assert c.call("PING") == b"+PONG\r\n"
+        c.close()
+
+
+def test_broken_handshakes_leave_the_server_serving(certs, start):
+    """Garbage, a half ClientHello, a close before any byte, a client gone mid-command:
+    each connection ends, the server goes on and counts none of them."""
+    for s in start(tls_args(certs, "optional")):
+        left = []
+        for data in (b"PING\r\n", b"\x16\x03\x01\x00\x50half", b""):
+            raw = socket.create_connection(("127.0.0.1", s.tls_port), timeout=5)
+            if data:
+                raw.sendall(data)
+            left.append(raw)
+        mid = s.conn()
+        mid.send_raw(b"*2\r\n$3\r\nGET\r\n$1\r\n")
+        left.append(mid.sock)
+        for raw in left:
+            raw.close()
+        c = s.conn()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            info = c.call("INFO", "clients").decode()
+            if "connected_clients:1\r\n" in info:
+                break
+            time.sleep(0.05)
+        assert "connected_clients:1\r\n" in info, (s.kind, info)
+        c.close()
