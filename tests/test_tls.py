@@ -452,3 +452,19 @@ def test_broken_handshakes_leave_the_server_serving(certs, start):
             time.sleep(0.05)
         assert "connected_clients:1\r\n" in info, (s.kind, info)
         c.close()
+
+
+def test_ca_cert_dir(certs, start):
+    """Client certificates checked against a directory of CA certificates (hashed names,
+    as `openssl rehash` makes them for OpenSSL's lookup)."""
+    d = os.path.join(certs["dir"], "cadir")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(certs["ca.crt"], os.path.join(d, "ca.pem"))
+    _openssl("rehash", d, cwd=d)
+    args = ["--tls-cert-file", certs["server.crt"], "--tls-key-file", certs["server.key"],
+            "--tls-ca-cert-dir", d, "--tls-auth-clients", "yes"]
+    for s in start(args):
+        c = s.conn()
+        assert c.call("PING") == b"+PONG\r\n", s.kind
+        c.close()
+        assert _handshake_refused(s, cert=False), s.kind
