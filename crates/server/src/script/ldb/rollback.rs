@@ -27,11 +27,13 @@ pub struct UndoLog {
 }
 
 /// Are this thread's command effects held back (a forked session runs here)?
+#[inline]
 pub fn suppressed() -> bool {
-    session::with(|s| s.undo.is_some()).unwrap_or(false)
+    session::active() && session::with(|s| s.undo.is_some()).unwrap_or(false)
 }
 
 /// Why `cmd` cannot run in a forked session, if it cannot.
+#[inline]
 pub fn refused(cmd: &CommandDef, argv: &[&[u8]]) -> Option<&'static [u8]> {
     if !suppressed() {
         return None;
@@ -47,10 +49,14 @@ pub fn refused(cmd: &CommandDef, argv: &[&[u8]]) -> Option<&'static [u8]> {
 }
 
 /// Before a write command of the script runs in database `db`: log its keys' entries.
+#[inline]
 pub fn before(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]], db: usize) {
-    if !cmd.flags.write {
-        return;
+    if cmd.flags.write && session::active() {
+        log_keys(ctx, cmd, argv, db);
     }
+}
+
+fn log_keys(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]], db: usize) {
     let Some(mut log) = session::with(|s| s.undo.take()).flatten() else {
         return;
     };
@@ -67,7 +73,14 @@ pub fn before(ctx: &mut Ctx, cmd: &CommandDef, argv: &[&[u8]], db: usize) {
 }
 
 /// The script ended (its shards still held): put every logged key back as it was.
+#[inline]
 pub fn restore(ctx: &mut Ctx) {
+    if session::active() {
+        put_back(ctx);
+    }
+}
+
+fn put_back(ctx: &mut Ctx) {
     let Some(log) = session::with(|s| s.undo.as_mut().map(std::mem::take)).flatten() else {
         return;
     };

@@ -5,7 +5,7 @@
 
 use super::human;
 use crate::script::busy::Busy;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -58,6 +58,14 @@ pub struct Session {
 
 thread_local! {
     static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
+    /// A session runs on this thread (one load for `redis.call`'s checks).
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Does a session run on this thread?
+#[inline]
+pub fn active() -> bool {
+    ACTIVE.with(Cell::get)
 }
 
 /// Start this thread's session for `body` (EVAL's script).
@@ -101,11 +109,13 @@ pub fn begin(
         undo: forked.then(Default::default),
     };
     SESSION.with(|c| *c.borrow_mut() = Some(s));
+    ACTIVE.with(|a| a.set(true));
 }
 
 /// End this thread's session: its last logs, `<endsession>` and the script's reply go to
 /// the client.
 pub fn end(reply: &[u8]) {
+    ACTIVE.with(|a| a.set(false));
     let Some(mut s) = SESSION.with(|c| c.borrow_mut().take()) else {
         return;
     };
@@ -127,7 +137,14 @@ pub fn logging() -> bool {
 }
 
 /// `redis.call`'s command, logged while stepping: `<redis> cmd args...` (10 at most).
+#[inline]
 pub fn log_command(argv: &[&[u8]]) {
+    if active() {
+        log_command_now(argv);
+    }
+}
+
+fn log_command_now(argv: &[&[u8]]) {
     with(|s| {
         if !s.step {
             return;
@@ -146,7 +163,14 @@ pub fn log_command(argv: &[&[u8]]) {
 }
 
 /// `redis.call`'s reply, logged while stepping.
+#[inline]
 pub fn log_reply(reply: &[u8]) {
+    if active() {
+        log_reply_now(reply);
+    }
+}
+
+fn log_reply_now(reply: &[u8]) {
     with(|s| {
         if s.step {
             if reply.first() == Some(&b'-') {
@@ -167,7 +191,14 @@ pub fn log_reply(reply: &[u8]) {
 }
 
 /// An error `redis.call` fails with before the command runs, logged while stepping.
+#[inline]
 pub fn log_error(msg: &[u8]) {
+    if active() {
+        log_error_now(msg);
+    }
+}
+
+fn log_error_now(msg: &[u8]) {
     with(|s| {
         if s.step {
             let mut line = b"<error> ".to_vec();
