@@ -468,3 +468,39 @@ def test_ca_cert_dir(certs, start):
         assert c.call("PING") == b"+PONG\r\n", s.kind
         c.close()
         assert _handshake_refused(s, cert=False), s.kind
+
+
+def _tls_listening(port, certs):
+    try:
+        c = TlsConn(port, context(certs), timeout=2)
+    except (OSError, ssl.SSLError):
+        return False
+    ok = c.call("PING") == b"+PONG\r\n"
+    c.close()
+    return ok
+
+
+def test_config_set_tls_port_moves_the_listener(certs, start):
+    for s in start(tls_args(certs), plain=True):
+        p = RawConn(s.port)
+        new = free_port()
+        assert p.call("CONFIG", "SET", "tls-port", new) == b"+OK\r\n", s.kind
+        assert _tls_listening(new, certs), s.kind
+        assert not _tls_listening(s.tls_port, certs), s.kind
+        # A port already taken fails, and the listener stays where it was.
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            busy = taken.getsockname()[1]
+            bad = p.call("CONFIG", "SET", "tls-port", busy)
+            assert bad == (b"-ERR CONFIG SET failed (possibly related to argument "
+                           b"'tls-port') - Unable to listen on this port. Check server "
+                           b"logs.\r\n"), (s.kind, bad)
+        assert p.call("CONFIG", "GET", "tls-port") == (
+            b"*2\r\n$8\r\ntls-port\r\n$%d\r\n%d\r\n" % (len(str(new)), new))
+        assert _tls_listening(new, certs), s.kind
+        # 0: no TLS listener.
+        assert p.call("CONFIG", "SET", "tls-port", 0) == b"+OK\r\n"
+        assert not _tls_listening(new, certs), s.kind
+        assert p.call("PING") == b"+PONG\r\n"
+        p.close()

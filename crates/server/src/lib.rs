@@ -116,12 +116,17 @@ pub fn run(srv: Arc<Server>) -> Result<(), String> {
         workers.push(Arc::new(handle));
         threads.push(thread);
     }
+    let never = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for l in tcp {
-        net::listener::spawn_tcp(srv.clone(), l, workers.clone(), false);
+        net::listener::spawn_tcp(
+            srv.clone(),
+            Arc::new(l),
+            workers.clone(),
+            false,
+            never.clone(),
+        );
     }
-    for l in tls {
-        net::listener::spawn_tcp(srv.clone(), l, workers.clone(), true);
-    }
+    srv.tls.listen.start(&srv, tls_port, tls, &workers);
     if let Some(l) = unix {
         net::listener::spawn_unix(srv.clone(), l, unix_path.clone(), workers.clone());
     }

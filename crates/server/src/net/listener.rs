@@ -8,7 +8,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixListener;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
@@ -92,7 +92,14 @@ fn dispatch(srv: &Server, workers: &[Arc<WorkerHandle>], nc: NewConn) {
 }
 
 /// Accept TCP connections; with `tls`, each carries a TLS session (`tls-port`).
-pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle>>, tls: bool) {
+/// The thread ends once `stop` is set and the listener shut down (a TLS port moved).
+pub fn spawn_tcp(
+    srv: Arc<Server>,
+    l: Arc<TcpListener>,
+    workers: Vec<Arc<WorkerHandle>>,
+    tls: bool,
+    stop: Arc<AtomicBool>,
+) {
     let name = if tls {
         "skein-accept-tls"
     } else {
@@ -101,7 +108,11 @@ pub fn spawn_tcp(srv: Arc<Server>, l: TcpListener, workers: Vec<Arc<WorkerHandle
     let _ = std::thread::Builder::new()
         .name(name.into())
         .spawn(move || loop {
-            let (mut s, peer) = match l.accept() {
+            let accepted = l.accept();
+            if stop.load(Relaxed) {
+                return;
+            }
+            let (mut s, peer) = match accepted {
                 Ok(x) => x,
                 Err(_) => {
                     std::thread::sleep(std::time::Duration::from_millis(10));

@@ -7,5 +7,6 @@ pub mod listener;
 pub mod mailbox;
 pub mod stream;
 pub mod tls;
+pub mod tls_listen;
 pub mod tls_stream;
 pub mod worker;

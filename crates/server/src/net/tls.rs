@@ -45,6 +45,8 @@ pub const OPTIONS: [&str; 19] = [
 #[derive(Default)]
 pub struct Tls {
     context: RwLock<Option<Arc<Context>>>,
+    /// The `tls-port` listeners.
+    pub listen: super::tls_listen::TlsListen,
 }
 
 /// One server configuration per `tls-auth-clients` value (Redis sets the verify mode per
@@ -111,6 +113,9 @@ pub fn config_changed(srv: &Server, names: &[String]) -> Result<(), String> {
     let rebuild = (tls_opt && wanted(srv)) || (port && !srv.tls.is_configured());
     if rebuild && !configure(srv) {
         return Err("Unable to update TLS configuration. Check server logs.".into());
+    }
+    if port {
+        srv.tls.listen.follow_config()?;
     }
     Ok(())
 }
