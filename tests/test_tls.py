@@ -504,3 +504,24 @@ def test_config_set_tls_port_moves_the_listener(certs, start):
         assert not _tls_listening(new, certs), s.kind
         assert p.call("PING") == b"+PONG\r\n"
         p.close()
+
+
+@pytest.mark.parametrize("password,starts", [("s3cret", True), ("wrong", False), (None, False)])
+def test_encrypted_key_with_tls_key_file_pass(certs, password, starts):
+    key = os.path.join(certs["dir"], "server.enc.key")
+    if not os.path.exists(key):
+        _openssl("pkcs8", "-topk8", "-in", certs["server.key"], "-out", key, "-passout",
+                 "pass:s3cret", "-v2", "aes-256-cbc", cwd=certs["dir"])
+    args = tls_args(certs) + ["--tls-key-file", key]
+    if password is not None:
+        args += ["--tls-key-file-pass", password]
+    for kind in ("redis", "skein"):
+        s = Server(kind, certs, extra=args, wait=False)
+        try:
+            if starts:
+                s.wait_ready()
+            else:
+                assert s.proc.wait(timeout=15) == 1, kind
+                assert "Failed to load private key: " + key in s.log_text(), kind
+        finally:
+            s.stop()

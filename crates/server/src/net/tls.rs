@@ -3,7 +3,7 @@
 //! the old one in place).
 //!
 //! What rustls cannot do as OpenSSL does (see docs/compatibility.md): TLSv1 and TLSv1.1,
-//! encrypted private keys (`tls-key-file-pass`), OpenSSL's cipher-string language beyond
+//! legacy encrypted PEM keys (PKCS#8 ones are read), OpenSSL's cipher-string language beyond
 //! exact suite names, DH parameters (rustls offers no finite-field DH: the file is only
 //! checked for readability), and `tls-session-cache-timeout`.
 
@@ -145,7 +145,7 @@ fn build(srv: &Server) -> Result<Context, String> {
     let key = certified_key(
         &cert_file,
         &key_file,
-        opt(srv, "tls-key-file-pass").is_some(),
+        opt(srv, "tls-key-file-pass").as_deref(),
         &provider,
     )?;
     let roots = match (&ca_file, &ca_dir) {
@@ -342,7 +342,7 @@ fn cipher_suites(
 fn certified_key(
     cert_file: &str,
     key_file: &str,
-    has_pass: bool,
+    pass: Option<&str>,
     provider: &CryptoProvider,
 ) -> Result<Arc<CertifiedKey>, String> {
     let cert_err = |e: String| format!("Failed to load certificate: {cert_file}: {e}");
@@ -354,19 +354,39 @@ fn certified_key(
         return Err(cert_err("no certificate found".into()));
     }
     let key_err = |e: String| format!("Failed to load private key: {key_file}: {e}");
-    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
-        let why = pem_error(&e);
-        if has_pass && matches!(e, rustls::pki_types::pem::Error::NoItemsFound) {
-            key_err(format!("{why} (encrypted private keys are not supported)"))
-        } else {
-            key_err(why)
-        }
-    })?;
+    let pem = std::fs::read(key_file).map_err(|e| key_err(os_error(&e)))?;
+    let key = private_key(&pem, pass).map_err(key_err)?;
     let ck = CertifiedKey::from_der(certs, key, provider).map_err(|e| match e {
         rustls::Error::InconsistentKeys(_) => key_err("key values mismatch".into()),
         other => key_err(other.to_string()),
     })?;
     Ok(Arc::new(ck))
+}
+
+const ENCRYPTED_BEGIN: &str = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
+const ENCRYPTED_END: &str = "-----END ENCRYPTED PRIVATE KEY-----";
+
+/// The first private key of a PEM file: PKCS#8, PKCS#1 or SEC1, or PKCS#8 encrypted with
+/// `tls-key-file-pass` (PBES2, as `openssl genpkey -aes256` writes it). OpenSSL's legacy
+/// encrypted PEM (`Proc-Type: 4,ENCRYPTED`) is not read.
+fn private_key(pem: &[u8], pass: Option<&str>) -> Result<PrivateKeyDer<'static>, String> {
+    let text = String::from_utf8_lossy(pem);
+    let encrypted = text.find(ENCRYPTED_BEGIN).and_then(|start| {
+        let end = start + text[start..].find(ENCRYPTED_END)? + ENCRYPTED_END.len();
+        Some(&text[start..end])
+    });
+    let Some(block) = encrypted else {
+        return PrivateKeyDer::from_pem_slice(pem).map_err(|e| pem_error(&e));
+    };
+    // OpenSSL's texts: its password callback fails without a password.
+    let pass = pass.ok_or("error:07880109:common libcrypto routines::interrupted or cancelled")?;
+    let (_, der) = pkcs8::der::pem::decode_vec(block.as_bytes()).map_err(|e| e.to_string())?;
+    let info =
+        pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice()).map_err(|e| e.to_string())?;
+    let plain = info
+        .decrypt(pass)
+        .map_err(|_| "error:1C800064:Provider routines::bad decrypt")?;
+    Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
 }
 
 /// The CA file's certificates, and those of every file in the CA directory (OpenSSL looks
