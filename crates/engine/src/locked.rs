@@ -13,6 +13,7 @@ use crate::clock::now_ms;
 use crate::entry::{Entry, ValueMut};
 use crate::event::{Changes, DbChange, Event};
 use crate::evict::access;
+use crate::expiry::{Expiry, OnExpired};
 use crate::keyspace::{Cleared, Keyspace};
 use crate::lockstat::LockWaits;
 use crate::shard::{hash_key, set_expire_indexed, Expires, Lookup, Shard};
@@ -179,6 +180,8 @@ pub struct Locked<'a> {
     /// Where the last remembered hash was found (handlers use keys in order).
     cursor: usize,
     now: i64,
+    /// What lookups do with keys past their TTL (the dispatcher's choice per command).
+    expiry: Expiry,
     /// The command's change buffer, lent by the caller (reused from command to command
     /// without being moved).
     pub changes: &'a mut Changes,
@@ -234,6 +237,7 @@ impl Keyspace {
             hashes: std::mem::take(&mut plan.hashes),
             cursor: 0,
             now: now_ms(),
+            expiry: Expiry::DELETE,
             changes,
             walk_give_up: None,
             walk_stopped: None,
@@ -352,6 +356,7 @@ impl Keyspace {
             hashes,
             cursor: 0,
             now: now_ms(),
+            expiry: Expiry::DELETE,
             changes,
             walk_give_up: None,
             walk_stopped: None,
@@ -368,6 +373,7 @@ impl Keyspace {
             hashes: SmallVec::new(),
             cursor: 0,
             now: now_ms(),
+            expiry: Expiry::DELETE,
             changes,
             walk_give_up: None,
             walk_stopped: None,
@@ -503,6 +509,16 @@ impl<'a> Locked<'a> {
     /// The time this command runs at (fixed when the locks were taken).
     pub fn now(&self) -> i64 {
         self.now
+    }
+
+    /// How this command's lookups treat keys past their TTL (default: deleted).
+    #[inline]
+    pub fn set_expiry(&mut self, expiry: Expiry) {
+        self.expiry = expiry;
+    }
+
+    pub fn expiry(&self) -> Expiry {
+        self.expiry
     }
 
     /// The (db, shard) pairs held, in order.
@@ -767,13 +783,13 @@ impl<'a> Locked<'a> {
         modify: bool,
     ) -> Option<&mut Entry> {
         let h = self.hash(key);
-        let now = self.now;
+        let (now, on) = (self.now, self.expiry.read);
         let (shard, bit, changes) = if modify {
             self.shard_for(db, h, key)
         } else {
             self.shard_for_look(db, h, key, how.touch)
         };
-        let found = match shard.lookup(h, key, now, bit) {
+        let found = match shard.lookup(h, key, now, bit, on) {
             Lookup::Live(e, _) => {
                 if how.touch {
                     e.touch();
@@ -850,9 +866,9 @@ impl<'a> Locked<'a> {
     #[inline]
     pub fn modify_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<EntryMut<'_>> {
         let h = self.hash(key);
-        let now = self.now;
+        let (now, on) = (self.now, self.expiry.write);
         let (shard, bit, changes) = self.shard_for(db, h, key);
-        match shard.lookup(h, key, now, bit) {
+        match shard.lookup(h, key, now, bit, on) {
             Lookup::Live(entry, expires) => {
                 entry.touch();
                 Some(EntryMut {
@@ -900,8 +916,8 @@ impl<'a> Locked<'a> {
     /// keeping the old object's field).
     fn set_key_field(&mut self, key: &[u8]) -> u32 {
         if access::lfu() {
-            let now = self.now;
-            if let Some(old) = self.peek(key).filter(|e| !e.is_expired(now)) {
+            let (now, keep) = (self.now, self.expiry.write == OnExpired::Keep);
+            if let Some(old) = self.peek(key).filter(|e| keep || !e.is_expired(now)) {
                 return access::touched(old.lru());
             }
         }
@@ -915,10 +931,10 @@ impl<'a> Locked<'a> {
     pub fn insert_entry_in(&mut self, db: usize, key: &[u8], entry: Entry, event: Event) {
         debug_assert_eq!(key, entry.key());
         let h = self.hash(key);
-        let now = self.now;
+        let (now, keep) = (self.now, self.expiry.write == OnExpired::Keep);
         let (shard, bit, changes) = self.shard_for(db, h, key);
         match shard.insert_entry(h, entry, bit) {
-            Some(old) if !old.is_expired(now) => {
+            Some(old) if keep || !old.is_expired(now) => {
                 crate::release::release(old, crate::release::Why::Overwritten);
             }
             Some(old) => {
@@ -939,10 +955,10 @@ impl<'a> Locked<'a> {
 
     pub fn remove_in(&mut self, db: usize, key: &[u8], event: Event) -> Option<Entry> {
         let h = self.hash(key);
-        let now = self.now;
+        let (now, keep) = (self.now, self.expiry.write == OnExpired::Keep);
         let (shard, bit, changes) = self.shard_for(db, h, key);
         let e = shard.remove(h, key, bit)?;
-        if e.is_expired(now) {
+        if !keep && e.is_expired(now) {
             changes.record(db, key, Event::EXPIRED);
             crate::release::release(e, crate::release::Why::Expired);
             return None;
@@ -1134,7 +1150,7 @@ impl<'a> Locked<'a> {
         let mut pos = cursor & POS_MASK;
         let mut returned = 0usize;
         let count = count.max(1);
-        let now = self.now;
+        let (now, on) = (self.now, self.expiry.read);
         while shard < shards {
             let ks = self.ks;
             let scan = |s: &mut Shard, bit: TtlBit, changes: &mut Changes| {
@@ -1155,7 +1171,7 @@ impl<'a> Locked<'a> {
                     next = Some(cut_pos);
                 }
                 for (_, h, key) in &cands[..end] {
-                    match s.lookup(*h, key, now, bit) {
+                    match s.lookup(*h, key, now, bit, on) {
                         Lookup::Live(e, _) => visit(e),
                         Lookup::Expired(e) => {
                             ks.copy_on_write_removed(db, shard, *h, &e);
@@ -1236,19 +1252,20 @@ impl<'a> Locked<'a> {
         index: usize,
         wait: Wait<'_>,
     ) -> Option<Option<Vec<u8>>> {
-        let (ks, now) = (self.ks, self.now);
+        let (ks, now, on) = (self.ks, self.now, self.expiry.read);
         self.shard_then(db, index, wait, |s, bit, changes| {
             for _ in 0..100 {
                 let key = s.random_key()?.key().to_vec();
                 let h = hash_key(&key);
-                match s.lookup(h, &key, now, bit) {
+                match s.lookup(h, &key, now, bit, on) {
                     Lookup::Live(..) => return Some(key),
                     Lookup::Expired(e) => {
                         ks.copy_on_write_removed(db, index, h, &e);
                         changes.record(db, &key, Event::EXPIRED);
                         crate::release::release(e, crate::release::Why::Expired);
                     }
-                    Lookup::Missing => return None,
+                    // Past its TTL and hidden (a replica's): another try.
+                    Lookup::Missing => {}
                 }
             }
             None

@@ -1,6 +1,7 @@
 //! One shard: a hash table of entries plus the keys that carry a TTL.
 
 pub use crate::entry::{Entry, NO_EXPIRE};
+use crate::expiry::OnExpired;
 use crate::ttl_map::TtlBit;
 use hashbrown::hash_table::Entry as Slot;
 use hashbrown::HashTable;
@@ -183,17 +184,31 @@ impl Shard {
         tables_bytes(self.table.capacity(), self.expires.capacity(), copies)
     }
 
-    /// Find `key`: live, or found past its TTL (then removed and handed back), or missing.
+    /// Find `key`: live, or found past its TTL (then, as `on` says, removed and handed
+    /// back, hidden as missing, or kept as live), or missing.
     /// `bit`: the shard's (as for every change below).
     #[inline]
-    pub(crate) fn lookup(&mut self, h: u64, key: &[u8], now_ms: i64, bit: TtlBit) -> Lookup<'_> {
+    pub(crate) fn lookup(
+        &mut self,
+        h: u64,
+        key: &[u8],
+        now_ms: i64,
+        bit: TtlBit,
+        on: OnExpired,
+    ) -> Lookup<'_> {
         let Ok(slot) = self.table.find_entry(h, |e| e.key() == key) else {
             return Lookup::Missing;
         };
         if slot.get().is_expired(now_ms) {
-            let (e, _) = slot.remove();
-            self.expires.swap_remove(key, bit);
-            return Lookup::Expired(e);
+            match on {
+                OnExpired::Delete => {
+                    let (e, _) = slot.remove();
+                    self.expires.swap_remove(key, bit);
+                    return Lookup::Expired(e);
+                }
+                OnExpired::Hide => return Lookup::Missing,
+                OnExpired::Keep => {}
+            }
         }
         Lookup::Live(slot.into_mut(), &mut self.expires)
     }
@@ -413,9 +428,28 @@ mod tests {
         assert!(!s.set_expire(hash_key(b"nope"), b"nope", 50, NONE));
         assert_eq!(s.expires_len(), 1);
         // Lazy expiry on lookup.
-        assert!(matches!(s.lookup(h, b"k7", 49, NONE), Lookup::Live(..)));
-        assert!(matches!(s.lookup(h, b"k7", 50, NONE), Lookup::Expired(_)));
-        assert!(matches!(s.lookup(h, b"k7", 50, NONE), Lookup::Missing));
+        assert!(matches!(
+            s.lookup(h, b"k7", 49, NONE, OnExpired::Delete),
+            Lookup::Live(..)
+        ));
+        // Hidden (a replica's read) or kept (its master's stream): left in place.
+        assert!(matches!(
+            s.lookup(h, b"k7", 50, NONE, OnExpired::Hide),
+            Lookup::Missing
+        ));
+        assert!(matches!(
+            s.lookup(h, b"k7", 50, NONE, OnExpired::Keep),
+            Lookup::Live(..)
+        ));
+        assert_eq!(s.expires_len(), 1);
+        assert!(matches!(
+            s.lookup(h, b"k7", 50, NONE, OnExpired::Delete),
+            Lookup::Expired(_)
+        ));
+        assert!(matches!(
+            s.lookup(h, b"k7", 50, NONE, OnExpired::Delete),
+            Lookup::Missing
+        ));
         assert_eq!((s.len(), s.expires_len()), (299, 0));
         let e = s.remove(hash_key(b"k1"), b"k1", NONE).unwrap();
         assert_eq!(e.key(), b"k1");
@@ -492,7 +526,7 @@ mod ttl_map_tests {
         s.remove(hash_key(b"b"), b"b", sb);
         check(&s, 0);
         assert!(matches!(
-            s.lookup(hash_key(b"a"), b"a", 100, sb),
+            s.lookup(hash_key(b"a"), b"a", 100, sb, OnExpired::Delete),
             Lookup::Expired(_)
         ));
         check(&s, 0);

@@ -194,6 +194,11 @@ fn run(
         drop(held);
         return crate::offload::submit(srv, client, out, argv);
     }
+    // Keys past their TTL are deleted where met, but on a replica or while clients are
+    // paused (one check here).
+    if srv.repl.link.is_replica() || srv.clients.pause.maybe_active() {
+        keys.set_expiry(crate::repl::expiry_off_master(srv, client.id));
+    }
     if wait_on_pool {
         // Only walks that may run again from the start get here (`may_wait_there`).
         keys.give_up_walks(&give_up);

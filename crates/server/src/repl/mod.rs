@@ -200,6 +200,27 @@ impl Repl {
     }
 }
 
+/// What a command's lookups do with keys past their TTL, on a replica or while clients
+/// are paused (the dispatcher asks only then; a master not paused deletes them). As
+/// Redis's expireIfNeeded: a replica's master stream finds every key live; while clients
+/// are paused keys are only hidden (the dataset stays as it is); a read-only replica
+/// hides them (the master's DEL deletes them); a writable one deletes them before a write.
+#[cold]
+pub fn expiry_off_master(srv: &Server, client_id: u64) -> engine::Expiry {
+    let replica = srv.repl.link.is_replica();
+    if replica && client_id == link::MASTER_CLIENT_ID {
+        engine::Expiry::KEEP
+    } else if srv.clients.pause.current(engine::now_ms()) != crate::clients::PauseKind::Off {
+        engine::Expiry::HIDE
+    } else if !replica {
+        engine::Expiry::DELETE
+    } else if srv.config.hot.replica_read_only.load(Relaxed) {
+        engine::Expiry::HIDE
+    } else {
+        engine::Expiry::HIDE_READS
+    }
+}
+
 /// checkGoodReplicasStatus: may writes go on? Not while `min-replicas-to-write` is set and
 /// fewer online replicas acknowledged within `min-replicas-max-lag` seconds (a replica
 /// never refuses for this).
