@@ -315,6 +315,25 @@ def test_yes_session_propagates_nothing(servers):
     assert c.call("EXISTS", "dbg:k", "dbg:n") == b":0\r\n"
 
 
+def test_yes_exec_propagates_its_other_commands_only(servers):
+    """A debugged EXEC in a YES session: its own commands take effect and propagate (as
+    in Redis's parent, which runs them), its script's writes are rolled back."""
+    srv = servers[1]
+    c = RawConn(srv.port)
+    c.call("FLUSHALL")
+    assert c.call("DEBUG", "PROPAGATION", "START") == b"+OK\r\n"
+    frames = drive(srv.port, [
+        ("SCRIPT", "DEBUG", "YES"), ("MULTI",), ("SET", "dbg:k", "5"),
+        ("EVAL", "redis.call('set', 'dbg:n', 1)\nreturn redis.call('incr', KEYS[1])", "1",
+         "dbg:k"), ("EXEC",), ("c",)])
+    assert frames[-1] == b"*2\r\n+OK\r\n:6\r\n"
+    took = c.call("DEBUG", "PROPAGATION", "TAKE")
+    c.call("DEBUG", "PROPAGATION", "STOP")
+    assert b"dbg:k" in took and b"dbg:n" not in took and b"incr" not in took.lower()
+    assert c.call("GET", "dbg:k") == b"$1\r\n5\r\n"
+    assert c.call("EXISTS", "dbg:n") == b":0\r\n"
+
+
 def test_yes_session_refuses_what_it_cannot_roll_back(servers):
     _, frames = run_session(servers[1].port, "YES", "return redis.call('flushall')", [], [],
                             [("c",)], setup=SETUP)
@@ -407,3 +426,66 @@ def test_script_kill_stops_a_stopped_session_that_has_not_written(servers):
     assert a.call("c") == b"*1\r\n+<endsession>\r\n"
     assert b"Script killed by user with SCRIPT KILL" in a.read_reply()
     assert RawConn(srv.port).call("SCRIPT", "KILL").startswith(b"-NOTBUSY")
+
+
+def drive(port, cmds):
+    """Send each command and read its reply until a session ends; then what is left
+    before the server closes the connection."""
+    c = RawConn(port)
+    c.call("FLUSHALL")
+    frames = []
+    for cmd in cmds:
+        frames.append(c.call(*cmd))
+        if b"<endsession>" in frames[-1]:
+            frames.extend(frames_until_closed(c))
+            break
+    c.close()
+    return frames
+
+
+@pytest.mark.parametrize("cmds", [
+    # an EVAL queued in MULTI: EXEC is the session
+    [("SCRIPT", "DEBUG", "SYNC"), ("MULTI",), ("EVAL", "local x = 1\nreturn x", "0"),
+     ("EXEC",), ("p",), ("s",), ("c",)],
+    [("SCRIPT", "DEBUG", "YES"), ("SET", "dbg:k", "2"), ("MULTI",), ("SET", "dbg:k", "5"),
+     ("EVAL", "return redis.call('incr', KEYS[1])", "1", "dbg:k"), ("EXEC",), ("s",),
+     ("GET", "dbg:k")],
+    # no session: EVALSHA refused inside EXEC, a transaction without scripts, EXECABORT;
+    # debugging stays on for the next EVAL
+    [("SCRIPT", "LOAD", "return 7"), ("SCRIPT", "DEBUG", "SYNC"), ("MULTI",),
+     ("EVALSHA", "0b7b0d9c8e8ba2cb6c2a01b9ecc7ebbf1d51bd80", "0"), ("EXEC",), ("MULTI",),
+     ("SET", "dbg:a", "1"), ("EXEC",), ("MULTI",), ("NOSUCH",), ("EVAL", "return 1", "0"),
+     ("EXEC",), ("EVAL", "return 2", "0"), ("c",)],
+])
+def test_exec_with_scripts_matches_redis(servers, cmds):
+    out = [drive(srv.port, cmds) for srv in servers]
+    assert out[1] == out[0]
+    assert state(servers[1].port, KEYS) == state(servers[0].port, KEYS)
+
+
+def test_exec_reply_after_a_session_is_whole(servers):
+    """Redis's EXEC stops writing its array once the session it ran ended (the client is
+    closing): its last elements are missing. Skein sends the whole array."""
+    cmds = [("SCRIPT", "DEBUG", "SYNC"), ("MULTI",), ("SET", "dbg:k", "1"),
+            ("EVAL", "return redis.call('incr', KEYS[1])", "1", "dbg:k"), ("GET", "dbg:k"),
+            ("EXEC",), ("c",)]
+    r, s = (drive(srv.port, cmds) for srv in servers)
+    # (Redis's cut array cannot be read whole: it ends the frames.)
+    assert r[-1] == b"*1\r\n+<endsession>\r\n"
+    assert s == r + [b"*3\r\n+OK\r\n:2\r\n$1\r\n2\r\n"]
+
+
+def test_exec_whose_watch_failed_starts_no_session(servers):
+    out = []
+    for srv in servers:
+        c, other = RawConn(srv.port), RawConn(srv.port)
+        c.call("FLUSHALL")
+        frames = [c.call("SCRIPT", "DEBUG", "SYNC"), c.call("WATCH", "dbg:k"), c.call("MULTI"),
+                  c.call("EVAL", "return 1", "0")]
+        other.call("SET", "dbg:k", "x")
+        frames.append(c.call("EXEC"))
+        frames.append(c.call("EVAL", "return 3", "0"))
+        frames.append(c.call("c"))
+        frames.extend(frames_until_closed(c))
+        out.append(frames)
+    assert out[1] == out[0]

@@ -44,6 +44,16 @@ fn eval_generic(ctx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool) {
     if by_sha && argv[1].len() != 40 {
         return ctx.out.error(NOSCRIPT);
     }
+    // With debugging on (only inside a debugged EXEC gets here): EVALSHA is refused,
+    // EVAL is the session's script.
+    if crate::script::ldb::session::active() {
+        if by_sha {
+            return ctx
+                .out
+                .error("ERR Please use EVAL instead of EVALSHA for debugging");
+        }
+        crate::script::ldb::session::note_eval(argv[1]);
+    }
     let numkeys = match args::int(argv[2]) {
         Ok(n) => n,
         Err(e) => return ctx.out.error(e),

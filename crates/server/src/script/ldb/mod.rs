@@ -40,6 +40,8 @@ pub enum ClientLdb {
 pub struct Link {
     commands: Sender<Vec<Vec<u8>>>,
     events: Receiver<Event>,
+    /// The mode debugging returns to when no script was debugged after all.
+    sync: bool,
 }
 
 /// SCRIPT DEBUG YES|SYNC|NO.
@@ -93,6 +95,9 @@ pub fn start(
     let sync = *sync;
     match cmd.fullname.as_str() {
         "eval" | "eval_ro" => {}
+        // A transaction with a script: its EXEC runs in the session (as Redis's EXEC
+        // calls EVAL with debugging on).
+        "exec" if queues_script(client) => {}
         // (A SHA of the wrong length gets its NOSCRIPT first, from the command itself.)
         "evalsha" | "evalsha_ro" if argv[1].len() == 40 => {
             let msg = b"ERR Please use EVAL instead of EVALSHA for debugging";
@@ -110,6 +115,8 @@ pub fn start(
     let mut detached =
         ClientState::detached(client.id, client.db, client.worker, client.info.clone());
     detached.user = client.user.clone();
+    detached.multi = client.multi.take();
+    detached.watched = std::mem::take(&mut client.watched);
     let owned: Vec<Vec<u8>> = argv.iter().map(|a| a.to_vec()).collect();
     let proto = out.proto;
     let (started, ended) = if sync {
@@ -133,7 +140,7 @@ pub fn start(
                 .hot
                 .busy_reply_threshold_ms
                 .load(std::sync::atomic::Ordering::Relaxed);
-            session::begin(&owned[1], commands_rx, events_tx, threshold, busy, !sync);
+            session::begin(commands_rx, events_tx, threshold, busy, !sync);
             let _ = crate::script::state::with(&this, |st| {
                 // SAFETY: `hook::install` is a lua_CFunction sound to call from Lua.
                 let f = unsafe { st.lua.create_c_function(hook::install) };
@@ -151,7 +158,11 @@ pub fn start(
         out.error("ERR can't start a thread for the debugging session");
         return true;
     }
-    client.ldb = Some(Box::new(ClientLdb::Session(Link { commands, events })));
+    client.ldb = Some(Box::new(ClientLdb::Session(Link {
+        commands,
+        events,
+        sync,
+    })));
     let first = match client.ldb.as_deref() {
         Some(ClientLdb::Session(link)) => link.events.recv().ok(),
         _ => None,
@@ -160,11 +171,32 @@ pub fn start(
     true
 }
 
+/// Does the client's transaction queue a script (EVAL, EVALSHA and their `_RO`)?
+fn queues_script(client: &ClientState) -> bool {
+    client.multi.as_ref().is_some_and(|m| {
+        m.queued.iter().any(|argv| {
+            argv.first().is_some_and(|name| {
+                ["eval", "eval_ro", "evalsha", "evalsha_ro"]
+                    .iter()
+                    .any(|s| name.eq_ignore_ascii_case(s.as_bytes()))
+            })
+        })
+    })
+}
+
 /// Write what the session sent; once it ended (or its thread is gone), the connection
 /// closes after the reply, as Redis closes it.
 fn deliver(client: &mut ClientState, out: &mut ReplyBuf, event: Option<Event>) {
     match event {
         Some(Event::Logs(bytes)) => out.raw(&bytes),
+        Some(Event::NotStarted(bytes)) => {
+            out.raw(&bytes);
+            let sync = match client.ldb.as_deref() {
+                Some(ClientLdb::Session(link)) => link.sync,
+                _ => true,
+            };
+            client.ldb = Some(Box::new(ClientLdb::Enabled { sync }));
+        }
         Some(Event::End(bytes)) => {
             out.raw(&bytes);
             client.ldb = None;

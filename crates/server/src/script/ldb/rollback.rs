@@ -3,7 +3,7 @@
 //! equivalent, on the session thread:
 //! - before each write command of the script, the entries its keys hold (or their
 //!   absence) are copied into an undo log, once per key;
-//! - the effects of the session's commands are not applied: nothing is propagated to
+//! - the effects of the script's commands are not applied: nothing is propagated to
 //!   replicas or the AOF, no keyspace notification, WATCH invalidation, client-side
 //!   caching invalidation or blocked-client service happens (`dispatch::effects::apply`
 //!   asks [`suppressed`]);
@@ -26,10 +26,14 @@ pub struct UndoLog {
     saved: Vec<(usize, Vec<u8>, Option<Entry>)>,
 }
 
-/// Are this thread's command effects held back (a forked session runs here)?
+/// Are the effects of the command running here held back (a command of the script of a
+/// forked session; the other commands of a debugged EXEC take effect, as in Redis's
+/// parent)?
 #[inline]
 pub fn suppressed() -> bool {
-    session::active() && session::with(|s| s.undo.is_some()).unwrap_or(false)
+    session::active()
+        && crate::script::state::in_script()
+        && session::with(|s| s.undo.is_some()).unwrap_or(false)
 }
 
 /// Why `cmd` cannot run in a forked session, if it cannot.
@@ -90,4 +94,6 @@ fn put_back(ctx: &mut Ctx) {
             ctx.keys.insert_entry_in(db, &key, entry, Event::NONE);
         }
     }
+    // What putting back recorded is no one's to see either.
+    ctx.keys.changes.clear();
 }

@@ -28,6 +28,9 @@ pub enum Event {
     /// The session ended: its last logs (ending with `<endsession>`) and the script's
     /// reply. The connection closes once they are written.
     End(Vec<u8>),
+    /// No script was debugged after all (an EXEC that ran no EVAL: aborted, a WATCHed
+    /// key changed, only EVALSHA queued): its reply alone; debugging stays on.
+    NotStarted(Vec<u8>),
 }
 
 pub struct Session {
@@ -54,6 +57,11 @@ pub struct Session {
     pub busy: Arc<Busy>,
     /// A forked (YES) session: the script's writes are undone at its end.
     pub undo: Option<super::rollback::UndoLog>,
+    /// The EVAL handler ran (a session in Redis's sense started).
+    eval_seen: bool,
+    /// Logs already closed into their own array (an earlier EVAL's `<endsession>` in
+    /// the same EXEC), sent before the next ones.
+    pending: Vec<u8>,
 }
 
 thread_local! {
@@ -68,25 +76,14 @@ pub fn active() -> bool {
     ACTIVE.with(Cell::get)
 }
 
-/// Start this thread's session for `body` (EVAL's script).
+/// Start this thread's session (its script's source comes with [`note_eval`]).
 pub fn begin(
-    body: &[u8],
     commands: Receiver<Vec<Vec<u8>>>,
     events: Sender<Event>,
     timeout_ms: i64,
     busy: Arc<Busy>,
     forked: bool,
 ) {
-    let mut body = body;
-    while let [rest @ .., b'\n' | b'\r'] = body {
-        body = rest;
-    }
-    // (sdssplitlen: no line at all for an empty body.)
-    let src = if body.is_empty() {
-        Vec::new()
-    } else {
-        body.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect()
-    };
     let s = Session {
         commands,
         events,
@@ -97,7 +94,7 @@ pub fn begin(
         breakpoints: Vec::new(),
         maxlen: MAX_LEN_DEFAULT,
         maxlen_hint_sent: false,
-        src,
+        src: Vec::new(),
         current_line: 0,
         since: Instant::now(),
         timeout_ms: if timeout_ms > 0 {
@@ -107,6 +104,8 @@ pub fn begin(
         },
         busy,
         undo: forked.then(Default::default),
+        eval_seen: false,
+        pending: Vec::new(),
     };
     SESSION.with(|c| *c.borrow_mut() = Some(s));
     ACTIVE.with(|a| a.set(true));
@@ -119,11 +118,46 @@ pub fn end(reply: &[u8]) {
     let Some(mut s) = SESSION.with(|c| c.borrow_mut().take()) else {
         return;
     };
+    if !s.eval_seen {
+        let _ = s.events.send(Event::NotStarted(reply.to_vec()));
+        return;
+    }
     s.log(b"<endsession>".to_vec());
-    let mut bytes = s.batch();
+    let mut bytes = std::mem::take(&mut s.pending);
+    bytes.extend_from_slice(&s.batch());
     bytes.extend_from_slice(reply);
     // (The client may be gone: nothing to tell.)
     let _ = s.events.send(Event::End(bytes));
+}
+
+/// The EVAL handler runs on this thread for script `body`: a session (when one is
+/// active here) has started, in Redis's sense, whatever the script's fate.
+#[inline]
+pub fn note_eval(body: &[u8]) {
+    if active() {
+        with(|s| {
+            if s.eval_seen {
+                // A second EVAL in one EXEC: Redis ends the first one's session there.
+                s.log(b"<endsession>".to_vec());
+                let closed = s.batch();
+                s.pending.extend_from_slice(&closed);
+            }
+            s.eval_seen = true;
+            s.src = lines(body);
+        });
+    }
+}
+
+/// The script's lines, trailing line ends dropped (as ldbStartSession splits it).
+fn lines(mut body: &[u8]) -> Vec<Vec<u8>> {
+    while let [rest @ .., b'\n' | b'\r'] = body {
+        body = rest;
+    }
+    // (sdssplitlen: no line at all for an empty body.)
+    if body.is_empty() {
+        return Vec::new();
+    }
+    body.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect()
 }
 
 /// Run `f` on this thread's session, if one is active.
@@ -254,7 +288,8 @@ impl Session {
 
     /// Send the logs to the client (ldbSendLogs).
     pub fn send_logs(&mut self) {
-        let bytes = self.batch();
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(&self.batch());
         if !self.gone && self.events.send(Event::Logs(bytes)).is_err() {
             self.gone = true;
         }
