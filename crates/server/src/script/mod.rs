@@ -1,8 +1,8 @@
 //! Lua scripting (EVAL, EVALSHA and their `_RO` forms, SCRIPT): the server-wide script
 //! cache ([`cache`]), shebang flags ([`flags`]), one Lua 5.1 state per worker thread
 //! ([`state`]) with Redis's `redis` API, libraries ([`libs`]) and sandbox, the conversions between Lua values
-//! and RESP ([`convert`]), Redis's `math.random` generator ([`rand48`]) and running a
-//! script with its locks held ([`run`]).
+//! and RESP ([`convert`]), Redis's `math.random` generator ([`rand48`]), running a
+//! script with its locks held ([`run`]) and the Lua debugger of SCRIPT DEBUG ([`ldb`]).
 
 pub mod active;
 pub mod busy;
