@@ -525,3 +525,47 @@ def test_encrypted_key_with_tls_key_file_pass(certs, password, starts):
                 assert "Failed to load private key: " + key in s.log_text(), kind
         finally:
             s.stop()
+
+
+def _wait(pred, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_replica_of_a_tls_master(certs):
+    """tls-replication yes: Redis and Skein replicas of one redis-server master that
+    listens on TLS only and asks for client certificates."""
+    master = Server("redis", certs, extra=tls_args(certs) + ["--repl-diskless-sync-delay", "0"])
+    replicas = []
+    try:
+        m = master.conn()
+        assert m.call("SET", "before", "1") == b"+OK\r\n"
+        for kind in ("redis", "skein"):
+            replicas.append(Server(kind, certs, plain=True, extra=tls_args(certs) + [
+                "--tls-replication", "yes",
+                "--tls-client-cert-file", certs["client.crt"],
+                "--tls-client-key-file", certs["client.key"],
+                "--replicaof", "127.0.0.1", str(master.tls_port)]))
+        conns = [RawConn(r.port) for r in replicas]
+        for c, r in zip(conns, replicas):
+            assert _wait(lambda c=c: b"master_link_status:up" in c.call("INFO", "replication")), \
+                (r.kind, r.log_text()[-2000:])
+        m.call("RPUSH", "list", *[str(i) for i in range(1000)])
+        m.call("SET", "big", "z" * 300_000)
+        m.call("SET", "last", "1")
+        for c, r in zip(conns, replicas):
+            assert _wait(lambda c=c: c.call("GET", "last") == b"$1\r\n1\r\n"), r.kind
+        replies = [[c.call("GET", "before"), c.call("LRANGE", "list", "0", "-1"),
+                    c.call("STRLEN", "big")] for c in conns]
+        assert replies[0] == replies[1]
+        assert replies[1][2] == b":300000\r\n"
+        for c in conns:
+            c.close()
+        m.close()
+    finally:
+        for s in replicas + [master]:
+            s.stop()

@@ -7,6 +7,7 @@ pub mod listener;
 pub mod mailbox;
 pub mod stream;
 pub mod tls;
+pub mod tls_client;
 pub mod tls_listen;
 pub mod tls_stream;
 pub mod worker;

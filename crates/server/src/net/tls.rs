@@ -14,7 +14,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
-use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
+use rustls::{client::WebPkiServerVerifier, SupportedProtocolVersion};
+use rustls::{ClientConfig, RootCertStore, ServerConfig, SupportedCipherSuite};
 use std::sync::Arc;
 
 /// Options whose change rebuilds the context (Redis's applyTlsCfg), and `tls-port`
@@ -55,6 +56,8 @@ struct Context {
     no: Arc<ServerConfig>,
     optional: Option<Arc<ServerConfig>>,
     yes: Option<Arc<ServerConfig>>,
+    /// The replica's side of a TLS link (needs a CA to check the master).
+    client: Option<Arc<ClientConfig>>,
 }
 
 impl Tls {
@@ -67,6 +70,11 @@ impl Tls {
             "optional" => ctx.optional.clone(),
             _ => ctx.yes.clone(),
         }
+    }
+
+    /// The configuration of the link to a TLS master (`tls-replication yes`).
+    pub fn for_replication(&self) -> Option<Arc<ClientConfig>> {
+        self.context.read().as_ref()?.client.clone()
     }
 
     pub fn is_configured(&self) -> bool {
@@ -192,10 +200,43 @@ fn build(srv: &Server) -> Result<Context, String> {
         };
         Ok(Some(Arc::new(config)))
     };
+    let client = match &roots {
+        None => None,
+        Some(roots) => {
+            let chain =
+                WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+                    .build()
+                    .map_err(|e| {
+                        format!("Failed to configure CA certificate(s) file/directory: {e}")
+                    })?;
+            // Redis's client context: the client certificate when both files are set, else
+            // the server's context (and certificate).
+            let own = match (
+                opt(srv, "tls-client-cert-file"),
+                opt(srv, "tls-client-key-file"),
+            ) {
+                (Some(c), Some(k)) => certified_key(
+                    &c,
+                    &k,
+                    opt(srv, "tls-client-key-file-pass").as_deref(),
+                    &provider,
+                )?,
+                _ => key.clone(),
+            };
+            let config = ClientConfig::builder_with_provider(provider.clone())
+                .with_protocol_versions(&versions)
+                .map_err(|e| format!("Failed to configure ciphers: {e}"))?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(super::tls_client::ChainOnly(chain)))
+                .with_client_cert_resolver(Arc::new(SingleCertAndKey::from(own)));
+            Some(Arc::new(config))
+        }
+    };
     Ok(Context {
         no: make(Auth::No)?.ok_or("no server configuration")?,
         optional: make(Auth::Optional)?,
         yes: make(Auth::Yes)?,
+        client,
     })
 }
 

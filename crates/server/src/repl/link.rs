@@ -263,7 +263,7 @@ fn run(srv: &Server, generation: u64) {
 
 /// The connection to the master: a buffer over its socket.
 struct Master {
-    s: TcpStream,
+    s: crate::net::tls_client::LinkStream,
     buf: Vec<u8>,
 }
 
@@ -360,6 +360,8 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
+    // TLS with `tls-replication yes`.
+    let s = crate::net::tls_client::connect(srv, s, addr.ip())?;
     let mut m = Master { s, buf: Vec::new() };
     log::notice("MASTER <-> REPLICA sync started");
     link.state.store(HANDSHAKE, Relaxed);
