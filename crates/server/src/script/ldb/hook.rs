@@ -224,19 +224,39 @@ unsafe fn prompt(state: *mut ffi::lua_State) -> Prompt {
     }
 }
 
-/// C's atoi: leading blanks, a sign, digits; 0 when none.
+/// C's atoi as glibc has it: `(int) strtol(s, NULL, 10)`: leading blanks, a sign,
+/// digits; 0 when none; a value past a long saturates, then keeps its low 32 bits.
 fn atoi(s: &[u8]) -> i32 {
-    let s = std::str::from_utf8(s).unwrap_or("").trim_start();
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut n: i64 = 0;
-    for c in digits.bytes().take_while(u8::is_ascii_digit) {
-        n = (n * 10 + i64::from(c - b'0')).min(i64::from(i32::MAX) + 1);
+    let mut rest = s;
+    while let [c, tail @ ..] = rest {
+        if !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+            break;
+        }
+        rest = tail;
     }
-    (if neg { -n } else { n }).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    let neg = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut n: i64 = 0;
+    for &c in rest.iter().take_while(|c| c.is_ascii_digit()) {
+        let d = i64::from(c - b'0');
+        n = match n.checked_mul(10).and_then(|m| {
+            if neg {
+                m.checked_sub(d)
+            } else {
+                m.checked_add(d)
+            }
+        }) {
+            Some(v) => v,
+            None if neg => i64::MIN,
+            None => i64::MAX,
+        };
+        if n == i64::MIN || n == i64::MAX {
+            break;
+        }
+    }
+    n as i32
 }
 
 /// Redis's string2l: the whole argument a decimal integer.
@@ -625,4 +645,27 @@ pub unsafe extern "C-unwind" fn lua_breakpoint(state: *mut ffi::lua_State) -> c_
     // SAFETY: a C function has a free slot for its result.
     unsafe { ffi::lua_pushboolean(state, c_int::from(active)) };
     1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::atoi;
+
+    #[test]
+    fn atoi_as_glibc() {
+        for (s, n) in [
+            ("12", 12),
+            ("  -7x", -7),
+            ("+3", 3),
+            ("x", 0),
+            ("", 0),
+            ("99999999999", 1215752191),
+            ("-99999999999", -1215752191),
+            ("99999999999999999999", -1),
+            ("-99999999999999999999", 0),
+            ("2147483648", i32::MIN),
+        ] {
+            assert_eq!(atoi(s.as_bytes()), n, "{s}");
+        }
+    }
 }
