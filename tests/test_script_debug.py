@@ -17,6 +17,7 @@ No assertion depends on timing; servers are stopped by PID.
 """
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -509,13 +510,33 @@ local h = redis.pcall("hgetall", KEYS[1])
 local long = string.rep("abc", 100)
 return {a, s, v, long}
 """
+FUZZ_SCRIPT_RESP3 = """local function f(x)
+  local y = x * 2
+  redis.debug(y, {x, y}, nil, true)
+  return y
+end
+redis.setresp(3)
+local m = redis.call("hgetall", "fz:h")
+local z = redis.call("zrange", "fz:z", 0, -1, "withscores")
+local r = redis.call("mset", "a1", 1, "a2", 2, "a3", 3, "a4", 4, "a5", 5, "a6", 6)
+local s = redis.call("smembers", "fz:s")
+local n = f(3) + f(4)
+local ok, err = pcall(function() return redis.call("incr", "fz:h") end)
+redis.setresp(2)
+local d = redis.call("get", "nokey")
+if ARGV[1] then error("boom " .. n) end
+return {n, d, err}
+"""
 FUZZ_NUMS = ["0", "1", "2", "3", "5", "9", "12", "13", "-1", "-3", "-0", "+2", "007",
              "99999999999", "x", "2x", " 3", "60", "61", "1000000"]
-FUZZ_VARS = ["a", "s", "t", "i", "v", "h", "KEYS", "ARGV", "nosuch", "long"]
+FUZZ_VARS = ["a", "s", "t", "i", "v", "h", "KEYS", "ARGV", "nosuch", "long", "m", "z", "x",
+             "y", "n", "err", "ok", "f"]
 FUZZ_EVALS = ["a", "t", "1/0", "nil", "{}", "s .. 'x'", "#t", "redis.call('get', KEYS[1])",
               "(", "a = 5", "t[3]"]
 FUZZ_REDIS = [["get", "fz:k"], ["incr", "fz:k"], ["hgetall", "fz:k"], ["nosuch"],
-              ["set", "fz:k"], ["lrange", "fz:l", "0", "-1"], ["ping"]]
+              ["set", "fz:k"], ["lrange", "fz:l", "0", "-1"], ["ping"], ["hgetall", "fz:h"],
+              ["zrange", "fz:z", "0", "-1", "withscores"], ["set", "fz:v", "q" * 300],
+              ["get", "fz:v"]]
 
 
 def fuzz_command(rng):
@@ -551,13 +572,18 @@ def fuzz_command(rng):
 
 
 def fuzz_session(port, seed, mode):
-    """Up to 40 random commands, then `continue` to the end; the frames and the key."""
+    """Up to 40 random commands, then `continue` to the end; the frames (functions'
+    addresses masked) and the key."""
     rng = random.Random(seed)
     c = RawConn(port)
     c.call("FLUSHALL")
     c.call("RPUSH", "fz:l", "a", "b")
+    c.call("HSET", "fz:h", "f", "v", "g", "w")
+    c.call("ZADD", "fz:z", "1.5", "m", "2", "n")
+    c.call("SADD", "fz:s", "only")
+    script = FUZZ_SCRIPT_RESP3 if seed % 4 < 2 else FUZZ_SCRIPT
     frames = [c.call("SCRIPT", "DEBUG", mode),
-              c.call("EVAL", FUZZ_SCRIPT, "1", "fz:k", *(["bp"] if seed % 2 else []))]
+              c.call("EVAL", script, "1", "fz:k", *(["bp"] if seed % 2 else []))]
     try:
         for _ in range(40):
             if b"<endsession>" in frames[-1]:
@@ -569,7 +595,7 @@ def fuzz_session(port, seed, mode):
         frames.append(b"<closed>")
     frames.extend(frames_until_closed(c))
     frames.append(RawConn(port).call("GET", "fz:k"))
-    return frames
+    return [re.sub(rb"@0x[0-9a-f]+", b"@PTR", f) for f in frames]
 
 
 @pytest.mark.parametrize("first", range(0, 60, 20))
@@ -578,3 +604,10 @@ def test_random_sessions_match_redis(servers, first):
         mode = "SYNC" if seed % 3 else "YES"
         r, s = (fuzz_session(srv.port, seed, mode) for srv in servers)
         assert s == r, "seed %d" % seed
+
+
+def test_eval_of_a_non_string_error(servers):
+    """(redis-server 7.0.15 crashes here: Skein only.)"""
+    _, frames = run_session(servers[1].port, "SYNC", "return 1", [], [],
+                            [("e", "error({})"), ("e", "error(nil)"), ("c",)])
+    assert frames[2:4] == [b"*1\r\n+<error> (null)\r\n", b"*1\r\n+<error> (null)\r\n"]
