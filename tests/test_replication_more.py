@@ -9,6 +9,21 @@ from test_replication import caught_up, follower, info, replica_of, wait_for
 ZERO_DIGEST = b"0" * 40
 
 
+def masters_with_a_replica(fresh_redis, fresh_skein, setup):
+    """A redis-server master, then a Skein one, each set up by `setup(conn)` and with a
+    redis-server replica caught up: yields (master conn, replica conn) for each."""
+    for start in (lambda: fresh_redis(extra=["--repl-diskless-sync-delay", "0"]),
+                  lambda: fresh_skein(workers=2)):
+        m = start()
+        mc = RawConn(m.port)
+        setup(mc)
+        _, rc = replica_of(fresh_redis, m)
+        caught_up(mc, rc)
+        yield mc, rc
+        rc.close()
+        mc.close()
+
+
 def replica_view(c, key):
     """What a client of `c` sees of `key` (and of the whole database) without writing."""
     return {
@@ -60,15 +75,13 @@ def test_paused_clients_hide_expired_keys(fresh_redis, fresh_skein):
     """While clients are paused (CLIENT PAUSE WRITE) a key past its TTL reads as gone and
     stays in place (no DEL propagated to the replica); after CLIENT UNPAUSE it is deleted."""
     views = []
-    for start in (lambda: fresh_redis(extra=["--repl-diskless-sync-delay", "0"]),
-                  lambda: fresh_skein(workers=2)):
-        m = start()
-        mc = RawConn(m.port)
+
+    def setup(mc):
         mc.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
         mc.call("SET", "plain", "p")
         mc.call("SET", "k", "v", "PX", "200")
-        _, rc = replica_of(fresh_redis, m)
-        caught_up(mc, rc)
+
+    for mc, rc in masters_with_a_replica(fresh_redis, fresh_skein, setup):
         time.sleep(0.4)
         assert mc.call("CLIENT", "PAUSE", "60000", "WRITE") == b"+OK\r\n"
         offset = info(mc)["master_repl_offset"]
@@ -81,9 +94,78 @@ def test_paused_clients_hide_expired_keys(fresh_redis, fresh_skein):
         caught_up(mc, rc)
         seen["replica-after"] = rc.call("DBSIZE")
         views.append(seen)
-        rc.close()
-        mc.close()
     red, sk = views
     assert red["get"] == b"$-1\r\n" and red["dbsize"] == b":2\r\n"
     assert not red["offset-moved"]
+    assert sk == red
+
+
+def client_lines(c, kind=None):
+    """CLIENT LIST (of one TYPE) as a list of {field: value}."""
+    args = ["CLIENT", "LIST"] + (["TYPE", kind] if kind else [])
+    text = parse(c.call(*args)).decode()
+    return [dict(f.split("=", 1) for f in line.split(" ")) for line in text.splitlines()]
+
+
+def link_client_view(c, kind):
+    """What a comparison can rely on of the link's client (not ids, ages, buffers)."""
+    lines = client_lines(c, kind)
+    return {
+        "count": len(lines),
+        "fields": [list(line) for line in lines],
+        "flags": [line["flags"] for line in lines],
+        "user": [line["user"] for line in lines],
+        "db": [line["db"] for line in lines],
+        "connected_clients": info(c, "clients")["connected_clients"],
+        "all_flags": sorted(line["flags"] for line in client_lines(c)),
+    }
+
+
+def test_master_link_is_a_client_of_the_replica(fresh_redis, fresh_skein):
+    """The replica lists its master's link with flag M, counts it in connected_clients,
+    and CLIENT KILL (TYPE master, or its ID) drops it until the link is made again."""
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "0"])
+    mc = RawConn(red.port)
+    sk, sc = follower(fresh_skein, red)
+    _, rc = replica_of(fresh_redis, red)
+    mc.call("SET", "k", "v")
+    caught_up(mc, sc)
+    caught_up(mc, rc)
+    want = link_client_view(rc, "master")
+    assert want["flags"] == ["M"] and want["connected_clients"] == "2"
+    assert link_client_view(sc, "master") == want
+    line = client_lines(sc, "master")[0]
+    assert line["addr"] == f"127.0.0.1:{red.port}" and line["cmd"] in ("set", "ping")
+    assert len(client_lines(sc, "normal")) == 1
+    assert sc.call("CLIENT", "KILL", "TYPE", "master") == \
+        rc.call("CLIENT", "KILL", "TYPE", "master") == b":1\r\n"
+    for c in (sc, rc):
+        wait_for(lambda: info(c)["master_link_status"] == "up"
+                 and len(client_lines(c, "master")) == 1, "the link to come back")
+    # By its ID too.
+    master_id = client_lines(sc, "master")[0]["id"]
+    assert sc.call("CLIENT", "KILL", "ID", master_id) == b":1\r\n"
+    wait_for(lambda: info(sc)["master_link_status"] == "up"
+             and len(client_lines(sc, "master")) == 1, "the link to come back")
+    assert client_lines(sc, "master")[0]["id"] != master_id
+
+
+def test_replicas_are_listed_by_the_master(fresh_redis, fresh_skein):
+    """A master lists its replicas with flag S (CLIENT LIST, TYPE replica/slave) but
+    leaves them out of connected_clients; CLIENT KILL TYPE replica drops them."""
+    views = []
+    for mc, rc in masters_with_a_replica(fresh_redis, fresh_skein,
+                                         lambda mc: mc.call("SET", "k", "v")):
+        seen = link_client_view(mc, "replica")
+        seen["slave"] = len(client_lines(mc, "slave"))
+        seen["normal"] = len(client_lines(mc, "normal"))
+        seen["cmd"] = client_lines(mc, "replica")[0]["cmd"] in ("psync", "replconf")
+        seen["killed"] = mc.call("CLIENT", "KILL", "TYPE", "replica")
+        wait_for(lambda: info(rc)["master_link_status"] == "up"
+                 and len(client_lines(mc, "replica")) == 1, "the replica to come back")
+        seen["by-id"] = mc.call("CLIENT", "KILL", "ID", client_lines(mc, "replica")[0]["id"])
+        views.append(seen)
+    red, sk = views
+    assert red["flags"] == ["S"] and red["connected_clients"] == "1"
+    assert red["killed"] == red["by-id"] == b":1\r\n"
     assert sk == red

@@ -41,6 +41,10 @@ pub mod flag {
     /// longer found by id, as after Redis's freeClient, even while its worker has yet to
     /// close it. Never shown.
     pub const UNREGISTERED: u32 = 1 << 16;
+    /// A replica's link, served by its replication thread (`S`).
+    pub const REPLICA: u32 = 1 << 17;
+    /// A replica's link to its master, running the master's stream (`M`).
+    pub const MASTER: u32 = 1 << 18;
 }
 
 /// Size Redis's reply buffer reports as one block (`obl` / `oll` in CLIENT LIST).
@@ -175,10 +179,14 @@ impl ClientInfo {
         self.has(flag::MONITOR)
     }
 
-    /// Redis's client type: normal, pubsub (no masters or replicas connect yet; a
-    /// MONITOR client counts as normal, as in Redis).
+    /// Redis's client type (getClientType): a MONITOR client counts as normal, as in
+    /// Redis.
     pub fn client_type(&self) -> ClientType {
-        if self.has(flag::PUBSUB) {
+        if self.has(flag::MASTER) {
+            ClientType::Master
+        } else if self.has(flag::REPLICA) {
+            ClientType::Replica
+        } else if self.has(flag::PUBSUB) {
             ClientType::Pubsub
         } else {
             ClientType::Normal
@@ -197,6 +205,8 @@ impl ClientInfo {
         let mut s = String::new();
         for (bit, c) in [
             (flag::MONITOR, 'O'),
+            (flag::REPLICA, 'S'),
+            (flag::MASTER, 'M'),
             (flag::PUBSUB, 'P'),
             (flag::MULTI, 'x'),
             (flag::BLOCKED, 'b'),

@@ -282,20 +282,6 @@ fn kill(ctx: &mut Ctx, argv: &[&[u8]]) {
         }
         killed += 1;
     }
-    // The master link and the replicas' links are no clients of a worker here: a plain
-    // TYPE filter reaches them (the link to the master reconnects with PSYNC).
-    let plain = filter.addr.is_none()
-        && filter.laddr.is_none()
-        && filter.id == 0
-        && filter.user.is_none()
-        && filter.max_age == 0;
-    if plain {
-        match filter.kind {
-            Some(ClientType::Master) if ctx.srv.repl.link.kick() => killed += 1,
-            Some(ClientType::Replica) => killed += ctx.srv.repl.disconnect_all() as i64,
-            _ => {}
-        }
-    }
     if old_form {
         if killed == 0 {
             ctx.out.error("ERR No such client");

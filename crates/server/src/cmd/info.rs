@@ -209,7 +209,9 @@ fn clients(srv: &Server, r: &mut Report) {
     let max_in = all.iter().map(|c| c.qbuf.load(Relaxed)).max().unwrap_or(0);
     let max_out = all.iter().map(|c| c.obuf.load(Relaxed)).max().unwrap_or(0);
     r.section("Clients");
-    r.field("connected_clients", all.len());
+    // Replicas are listed but not counted (the master's link of a replica is).
+    let replicas = all.iter().filter(|c| c.has(crate::clients::flag::REPLICA));
+    r.field("connected_clients", all.len() - replicas.count());
     r.field("cluster_connections", 0);
     r.field("maxclients", srv.config.get_i64("maxclients"));
     r.field("client_recent_max_input_buffer", max_in);

@@ -157,6 +157,7 @@ fn may_sync(ctx: &mut Ctx) -> bool {
 /// hands it to a replica thread, which replies.
 fn become_replica(ctx: &mut Ctx) {
     ctx.client.become_replica = true;
+    ctx.client.replconf.client = Some(ctx.client.info.clone());
     ctx.client.close_after_reply = true;
 }
 

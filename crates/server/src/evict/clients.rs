@@ -80,7 +80,14 @@ pub fn evict(srv: &Server) {
 /// One pass over every client; `running` is the running client's id and the bytes its
 /// reply buffer holds beyond what its worker published.
 fn pass(srv: &Server, limit: u64, running: Option<(u64, u64)>) {
-    let clients = srv.clients.all();
+    // Normal and pub/sub clients only (Redis's clientEvictionAllowed): never the master's
+    // link nor a replica's.
+    let clients: Vec<_> = srv
+        .clients
+        .all()
+        .into_iter()
+        .filter(|c| !c.has(crate::clients::flag::MASTER | crate::clients::flag::REPLICA))
+        .collect();
     let mem = |c: &ClientInfo| match running {
         Some((id, grown)) if id == c.id => c.memory() + grown,
         _ => c.memory(),

@@ -52,8 +52,6 @@ pub struct Link {
     pub last_io: AtomicI64,
     /// Unix seconds since the link is down (0: never up).
     down_since: AtomicI64,
-    /// CLIENT KILL TYPE master: drop the connection (the thread reconnects).
-    kicked: std::sync::atomic::AtomicBool,
     /// The database the master's stream last selected: a partial resync continues the
     /// stream where it was, without a SELECT (Redis keeps its cached master client).
     db: std::sync::atomic::AtomicUsize,
@@ -68,15 +66,6 @@ impl Link {
     #[inline]
     pub fn is_replica(&self) -> bool {
         self.following.load(Relaxed)
-    }
-
-    /// Drop the connection to the master, if up (it is made again, with PSYNC).
-    pub fn kick(&self) -> bool {
-        let up = self.is_replica() && self.state.load(Relaxed) == CONNECTED;
-        if up {
-            self.kicked.store(true, Relaxed);
-        }
-        up
     }
 
     fn current(&self, generation: u64) -> bool {
@@ -556,6 +545,8 @@ fn follow_stream(
     let link = &srv.repl.link;
     let (mut client, _poll) = crate::persist::aof::load::internal_client(MASTER_CLIENT_ID, 0)?;
     client.db = link.db.load(Relaxed);
+    let listed = super::master_client::list(srv, &m.s, client.db, &client.info);
+    client.info = listed.info.clone();
     let mut out = resp::ReplyBuf::default();
     let mut parser = RequestParser::new();
     let mut ranges = Vec::new();
@@ -577,7 +568,7 @@ fn follow_stream(
         if !link.current(generation) || srv.is_shutting_down() {
             return Ok(());
         }
-        if link.kicked.swap(false, Relaxed) {
+        if client.info.kill.load(Relaxed) {
             return Err(io::Error::other("killed by CLIENT KILL"));
         }
         loop {

@@ -17,6 +17,7 @@
 pub mod backlog;
 pub mod failover;
 pub mod link;
+mod master_client;
 mod replica;
 
 pub use replica::{serve, Request};
@@ -45,12 +46,19 @@ pub struct Replica {
     pub ack_secs: AtomicI64,
     /// Its connection is gone (its reader saw EOF, or a write failed).
     pub gone: AtomicBool,
+    /// Its connection's client (CLIENT LIST's flag S), if it came from a worker.
+    pub client: Option<Arc<ClientInfo>>,
 }
 
 impl Replica {
     /// Streaming, and its link not gone.
     pub fn online(&self) -> bool {
         self.state.load(Relaxed) == ONLINE && !self.gone.load(Relaxed)
+    }
+
+    /// Gone, or its client killed (CLIENT KILL): its thread drops the link.
+    pub fn dropped(&self) -> bool {
+        self.gone.load(Relaxed) || self.client.as_ref().is_some_and(|c| c.kill.load(Relaxed))
     }
 }
 
@@ -77,7 +85,7 @@ pub struct Repl {
 }
 
 impl Repl {
-    fn add(&self, ip: String, port: u16) -> Arc<Replica> {
+    fn add(&self, ip: String, port: u16, client: Option<Arc<ClientInfo>>) -> Arc<Replica> {
         let r = Arc::new(Replica {
             id: self.next_id.fetch_add(1, Relaxed),
             ip,
@@ -86,13 +94,24 @@ impl Repl {
             ack: AtomicU64::new(0),
             ack_secs: AtomicI64::new(crate::persist::unix_secs()),
             gone: AtomicBool::new(false),
+            client,
         });
         self.replicas.lock().push(r.clone());
         r
     }
 
-    fn remove(&self, id: u64) {
-        self.replicas.lock().retain(|r| r.id != id);
+    /// The replica and its client leave their lists.
+    fn remove(&self, srv: &Server, id: u64) {
+        let mut client = None;
+        self.replicas.lock().retain(|r| {
+            if r.id == id {
+                client = r.client.as_ref().map(|c| c.id);
+            }
+            r.id != id
+        });
+        if let Some(c) = client {
+            srv.clients.remove(c);
+        }
     }
 
     /// Is a replica's snapshot being sent (a BGSAVE must wait, as for Redis's RDB child

@@ -2,6 +2,7 @@
 //! the reader of its REPLCONF ACKs.
 
 use super::{Replica, ONLINE, SEND_BULK};
+use crate::clients::{flag, ClientInfo};
 use crate::log;
 use crate::persist::save;
 use crate::server::Server;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a replica asked for, and what it told before (REPLCONF).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Request {
     /// PSYNC's replication ID and offset (the first byte it needs); None for SYNC.
     pub psync: Option<(Vec<u8>, i64)>,
@@ -26,14 +27,24 @@ pub struct Request {
     pub eof: bool,
     /// REPLCONF capa psync2: +CONTINUE carries the replication ID.
     pub psync2: bool,
+    /// The connection's client, listed (flag S) for as long as the replica is served.
+    pub client: Option<Arc<ClientInfo>>,
 }
 
 /// Serve a replica on `stream` (its worker let go of it) on a thread of its own.
 /// `peer_ip` is the address it connected from.
-pub fn serve(srv: Arc<Server>, stream: TcpStream, peer_ip: String, req: Request) {
+pub fn serve(srv: Arc<Server>, stream: TcpStream, peer_ip: String, mut req: Request) {
     super::ensure_feeder(&srv);
     let ip = req.ip.clone().unwrap_or(peer_ip);
-    let r = srv.repl.add(ip, req.port);
+    // Its worker took it out of the client list: back in as a replica, as Redis lists
+    // its replicas (connected_clients leaves them out).
+    let client = req.client.take();
+    if let Some(c) = &client {
+        c.set_flag(flag::UNREGISTERED, false);
+        c.set_flag(flag::REPLICA, true);
+        srv.clients.add(c.clone());
+    }
+    let r = srv.repl.add(ip, req.port, client);
     let spawned = std::thread::Builder::new()
         .name("skein-replica".into())
         .spawn({
@@ -44,11 +55,11 @@ pub fn serve(srv: Arc<Server>, stream: TcpStream, peer_ip: String, req: Request)
                     log::warning(&format!("Connection with replica {name} lost ({e})."));
                 }
                 srv.propagation.backlog.remove_reader(r.id);
-                srv.repl.remove(r.id);
+                srv.repl.remove(&srv, r.id);
             }
         });
     if spawned.is_err() {
-        srv.repl.remove(r.id);
+        srv.repl.remove(&srv, r.id);
     }
 }
 
@@ -96,8 +107,12 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
         .name("skein-replica-ack".into())
         .spawn({
             let (r, srv) = (r.clone(), srv.persist.server());
+            let replconf = srv
+                .as_ref()
+                .and_then(|s| s.commands.lookup(&[b"replconf".as_slice()]));
+            let replconf = replconf.map_or(0, |c| c.id + 1);
             move || {
-                read_acks(&r, reader, || {
+                read_acks(&r, reader, replconf, || {
                     if let Some(srv) = &srv {
                         srv.repl.check_waits();
                     }
@@ -105,7 +120,7 @@ fn run(srv: &Server, r: &Arc<Replica>, mut stream: TcpStream, req: Request) -> i
             }
         })?;
     let streamed = (|| {
-        while !r.gone.load(Relaxed) && !srv.is_shutting_down() {
+        while !r.dropped() && !srv.is_shutting_down() {
             let bytes = backlog
                 .read(r.id, at, 1 << 20, Duration::from_millis(100))
                 .map_err(|_| io::Error::other("too far behind the backlog"))?;
@@ -242,9 +257,10 @@ fn send_through_file(
     result
 }
 
-/// Read what the replica sends: REPLCONF ACK <offset> records its position; anything
-/// else is ignored. EOF or an error marks it gone.
-fn read_acks(r: &Replica, mut stream: TcpStream, acked: impl Fn()) {
+/// Read what the replica sends: REPLCONF ACK <offset> records its position (and, as the
+/// client's last command, `replconf_cmd`: REPLCONF's command id + 1); anything else is
+/// ignored. EOF or an error marks it gone.
+fn read_acks(r: &Replica, mut stream: TcpStream, replconf_cmd: usize, acked: impl Fn()) {
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 16 * 1024];
     let mut parser = RequestParser::new();
@@ -260,7 +276,7 @@ fn read_acks(r: &Replica, mut stream: TcpStream, acked: impl Fn()) {
             match parser.parse(&buf, &limits, &mut args) {
                 Ok(Parsed::Command { consumed }) => {
                     let argv: Vec<&[u8]> = args.iter().map(|a| &buf[a.clone()]).collect();
-                    note(r, &argv);
+                    note(r, &argv, replconf_cmd);
                     buf.drain(..consumed);
                 }
                 Ok(Parsed::Owned {
@@ -268,7 +284,7 @@ fn read_acks(r: &Replica, mut stream: TcpStream, acked: impl Fn()) {
                     consumed,
                 }) => {
                     let argv: Vec<&[u8]> = owned.iter().map(|a| a.as_slice()).collect();
-                    note(r, &argv);
+                    note(r, &argv, replconf_cmd);
                     buf.drain(..consumed);
                 }
                 Ok(Parsed::Incomplete) => {
@@ -285,8 +301,14 @@ fn read_acks(r: &Replica, mut stream: TcpStream, acked: impl Fn()) {
     r.gone.store(true, Relaxed);
 }
 
-fn note(r: &Replica, argv: &[&[u8]]) {
+fn note(r: &Replica, argv: &[&[u8]], replconf_cmd: usize) {
     let is = |a: &[u8], w: &str| a.eq_ignore_ascii_case(w.as_bytes());
+    if let (Some(c), Some(first)) = (&r.client, argv.first()) {
+        c.last_interaction_ms.store(engine::wall_ms(), Relaxed);
+        if is(first, "replconf") {
+            c.last_cmd.store(replconf_cmd, Relaxed);
+        }
+    }
     if argv.len() >= 3 && is(argv[0], "replconf") && is(argv[1], "ack") {
         if let Some(off) = resp::parse::parse_i64(argv[2]).and_then(|o| u64::try_from(o).ok()) {
             r.ack.fetch_max(off, Relaxed);
