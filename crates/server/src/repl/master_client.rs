@@ -3,8 +3,8 @@
 //! closed by CLIENT KILL (the link is made again, with PSYNC).
 
 use crate::clients::{flag, ClientAddr, ClientInfo};
+use crate::net::tls_client::LinkStream;
 use crate::server::Server;
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -15,9 +15,13 @@ pub struct Listed<'a> {
     pub info: Arc<ClientInfo>,
 }
 
-/// List the master's client for the link on `s`, in database `db`; `like` lends its
+/// List the master's client for the link on `link`, in database `db`; `like` lends its
 /// mailbox (an internal client's, which no worker serves).
-pub fn list<'a>(srv: &'a Server, s: &TcpStream, db: usize, like: &ClientInfo) -> Listed<'a> {
+pub fn list<'a>(srv: &'a Server, link: &LinkStream, db: usize, like: &ClientInfo) -> Listed<'a> {
+    let s = match link {
+        LinkStream::Plain(s) => s,
+        LinkStream::Tls(t) => &t.sock,
+    };
     let addr = |a: std::io::Result<std::net::SocketAddr>| a.map(|a| a.to_string());
     let info = Arc::new(ClientInfo::new(
         srv.next_client_id.fetch_add(1, Relaxed),
