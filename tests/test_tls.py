@@ -569,3 +569,29 @@ def test_replica_of_a_tls_master(certs):
     finally:
         for s in replicas + [master]:
             s.stop()
+
+
+def test_x509_v1_server_certificate(certs, start):
+    """A server certificate signed without extensions (`openssl x509 -req` alone makes
+    X.509 v1) is served, as OpenSSL serves it for Redis; a key that is not the
+    certificate's still fails the start."""
+    d = certs["dir"]
+    _openssl("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "v1.key", "-out",
+             "v1.csr", "-subj", "/CN=localhost", cwd=d)
+    _openssl("x509", "-req", "-in", "v1.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", "v1.crt", "-days", "2", cwd=d)
+    args = ["--tls-cert-file", os.path.join(d, "v1.crt"), "--tls-key-file",
+            os.path.join(d, "v1.key"), "--tls-auth-clients", "no"]
+    got = []
+    for s in start(args):
+        c = TlsConn(s.tls_port, context(certs, cert=False))
+        got.append(c.call("PING"))
+        c.close()
+    assert got == [b"+PONG\r\n", b"+PONG\r\n"]
+    for binary in ("redis-server", SKEIN_BIN):
+        r = subprocess.run([binary, "--port", "0", "--tls-port", str(free_port()), "--bind",
+                            "127.0.0.1", "--save", "", "--tls-cert-file",
+                            os.path.join(d, "v1.crt"), "--tls-key-file",
+                            certs["server.key"], "--tls-auth-clients", "no"],
+                           capture_output=True, timeout=20)
+        assert r.returncode == 1 and b"key values mismatch" in r.stdout, (binary, r)

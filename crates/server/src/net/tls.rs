@@ -397,11 +397,60 @@ fn certified_key(
     let key_err = |e: String| format!("Failed to load private key: {key_file}: {e}");
     let pem = std::fs::read(key_file).map_err(|e| key_err(os_error(&e)))?;
     let key = private_key(&pem, pass).map_err(key_err)?;
-    let ck = CertifiedKey::from_der(certs, key, provider).map_err(|e| match e {
-        rustls::Error::InconsistentKeys(_) => key_err("key values mismatch".into()),
-        other => key_err(other.to_string()),
-    })?;
-    Ok(Arc::new(ck))
+    let signing = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| key_err(e.to_string()))?;
+    // The key must be the certificate's (OpenSSL's "key values mismatch"). Checked on the
+    // SubjectPublicKeyInfo read from the DER here: rustls's own check parses the
+    // certificate with webpki, which refuses X.509 v1 certificates (what `openssl x509
+    // -req` makes without extensions), and OpenSSL, hence Redis, serves those.
+    if let (Some(key_spki), Some(cert_spki)) = (signing.public_key(), cert_spki(&certs[0])) {
+        if der_content(key_spki.as_ref()) != Some(cert_spki) {
+            return Err(key_err("key values mismatch".into()));
+        }
+    }
+    Ok(Arc::new(CertifiedKey::new(certs, signing)))
+}
+
+/// The first DER element of `der`: (tag, content, rest).
+fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |l, &b| (l << 8) | usize::from(b));
+        (len, &rest[n..])
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+/// The content of the outer SEQUENCE of `der`.
+fn der_content(der: &[u8]) -> Option<&[u8]> {
+    der_element(der).and_then(|(tag, content, _)| (tag == 0x30).then_some(content))
+}
+
+/// The content of a certificate's SubjectPublicKeyInfo, whatever its X.509 version:
+/// tbsCertificate's [0] version (absent in v1), serial, signature algorithm, issuer,
+/// validity, subject, then the key.
+fn cert_spki<'a>(cert: &'a CertificateDer<'_>) -> Option<&'a [u8]> {
+    let tbs = der_content(der_content(cert.as_ref())?)?;
+    let mut rest = tbs;
+    if rest.first() == Some(&0xa0) {
+        rest = der_element(rest)?.2;
+    }
+    for _ in 0..5 {
+        rest = der_element(rest)?.2;
+    }
+    let (tag, spki, _) = der_element(rest)?;
+    (tag == 0x30).then_some(spki)
 }
 
 const ENCRYPTED_BEGIN: &str = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
