@@ -157,3 +157,28 @@ def test_replica_serve_stale_data_no(fresh_redis, fresh_skein):
         outs.append(got)
     assert outs[0] == outs[1]
     assert outs[0][0] == ("err", "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+
+
+def test_loglevel_filters_the_log(tmp_path):
+    """`loglevel warning` keeps notice lines (`*`) out of the log, as Redis does, and
+    CONFIG SET loglevel notice lets them in again (SAVE's "DB saved on disk")."""
+    levels = {}
+    for kind, binary in BINARIES.items():
+        log = tmp_path / (kind + ".log")
+        port = free_port()
+        p = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                              "--dir", str(tmp_path), "--loglevel", "warning",
+                              "--logfile", str(log)])
+        try:
+            wait_port(port, p)
+            c = RawConn(port)
+            before = set(line.split(" ")[5] for line in log.read_text().splitlines() if line)
+            c.call("CONFIG", "SET", "loglevel", "notice")
+            c.call("SAVE")
+            wait_for(lambda: " * " in log.read_text())
+            after = " * " in log.read_text()
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+        levels[kind] = (before - {"#"}, after)
+    assert levels["skein"] == levels["redis"] == (set(), True)

@@ -1,9 +1,18 @@
 //! Server log in Redis's format: `pid:M dd Mon yyyy hh:mm:ss.mmm * message`.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 static LOGFILE: OnceLock<Option<String>> = OnceLock::new();
+
+/// `loglevel` as a level: lines below it are not written (Redis's server.verbosity).
+static VERBOSITY: AtomicU8 = AtomicU8::new(2);
+
+/// Set by the configuration (start-up and CONFIG SET loglevel).
+pub fn set_verbosity(level: u8) {
+    VERBOSITY.store(level, Relaxed);
+}
 
 /// Direct the log to `path` ("" = standard output). Called once at start.
 pub fn init(path: &str) {
@@ -43,7 +52,11 @@ fn utc_stamp(secs: u64) -> String {
     )
 }
 
-fn write(level: char, msg: &str) {
+fn write(level: u8, msg: &str) {
+    if level < VERBOSITY.load(Relaxed) {
+        return;
+    }
+    let level = ['.', '-', '*', '#'][level.min(3) as usize];
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -73,7 +86,7 @@ fn write(level: char, msg: &str) {
 
 /// Log at Redis's level `level` (0 debug, 1 verbose, 2 notice, 3 warning).
 pub fn at(level: u8, msg: &str) {
-    write(['.', '-', '*', '#'][level.min(3) as usize], msg);
+    write(level, msg);
 }
 
 /// Redis's `loglevel` names as levels.
@@ -87,11 +100,11 @@ pub fn level_of(name: &str) -> u8 {
 }
 
 pub fn notice(msg: &str) {
-    write('*', msg);
+    write(2, msg);
 }
 
 pub fn warning(msg: &str) {
-    write('#', msg);
+    write(3, msg);
 }
 
 #[cfg(test)]

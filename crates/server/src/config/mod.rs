@@ -263,10 +263,9 @@ impl Config {
         self.hot
             .busy_reply_threshold_ms
             .store(self.get_i64("busy-reply-threshold"), Relaxed);
-        self.hot.log_level.store(
-            i64::from(crate::log::level_of(&self.get("loglevel"))),
-            Relaxed,
-        );
+        let level = crate::log::level_of(&self.get("loglevel"));
+        self.hot.log_level.store(i64::from(level), Relaxed);
+        crate::log::set_verbosity(level);
         if self.refresh_maxmemory() {
             crate::evict::limit_changed(self.hot.maxmemory.load(Relaxed));
         }
