@@ -169,3 +169,43 @@ def test_replicas_are_listed_by_the_master(fresh_redis, fresh_skein):
     assert red["flags"] == ["S"] and red["connected_clients"] == "1"
     assert red["killed"] == red["by-id"] == b":1\r\n"
     assert sk == red
+
+
+def syncing_info(c):
+    """INFO replication once `c` is part way through receiving its master's snapshot."""
+    seen = {}
+
+    def receiving():
+        seen.clear()
+        seen.update(info(c))
+        return seen.get("master_sync_in_progress") == "1" \
+            and int(seen.get("master_sync_read_bytes", "0")) > 0
+    wait_for(receiving, "the snapshot to be part way")
+    return dict(seen)
+
+
+def test_master_sync_fields_while_a_snapshot_comes(fresh_redis, fresh_skein):
+    """INFO replication's master_sync_* fields while a full sync's snapshot is received
+    (a Redis master slowed with rdb-key-save-delay, its diskless `$EOF:` transfer shared
+    by a Skein replica and a Redis one): the same fields in the same places, and values in
+    Redis's ranges (an end-marked snapshot has no size: total 0, left negative)."""
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "1",
+                             "--rdb-key-save-delay", "20000"])
+    mc = RawConn(red.port)
+    mc.pipeline([["SET", f"k{i}", "x" * 20000] for i in range(150)])
+    replicaof = ["--replicaof", "127.0.0.1", str(red.port)]
+    sc = RawConn(fresh_skein(extra=replicaof, workers=2).port)
+    rc = RawConn(fresh_redis(extra=replicaof).port)
+    sk, want = syncing_info(sc), syncing_info(rc)
+    assert list(sk) == list(want)
+    for seen in (sk, want):
+        read = int(seen["master_sync_read_bytes"])
+        assert seen["master_sync_total_bytes"] == "0"
+        assert int(seen["master_sync_left_bytes"]) == -read
+        assert seen["master_sync_perc"] == "0.00"
+        assert 0 <= int(seen["master_sync_last_io_seconds_ago"]) < 60
+    for c in (sc, rc):
+        wait_for(lambda: info(c)["master_link_status"] == "up", "the sync to end")
+        assert "master_sync_total_bytes" not in info(c)
+    caught_up(mc, sc)
+    assert parse(sc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST"))

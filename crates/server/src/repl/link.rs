@@ -11,6 +11,7 @@
 //! offset), answers REPLCONF GETACK and sends REPLCONF ACK every second. A lost link is
 //! retried every second with PSYNC from where it stopped.
 
+use super::sync_progress::SyncProgress;
 use crate::log;
 use crate::persist::load;
 use crate::server::Server;
@@ -52,6 +53,8 @@ pub struct Link {
     pub last_io: AtomicI64,
     /// Unix seconds since the link is down (0: never up).
     down_since: AtomicI64,
+    /// A full sync's transfer, while `state` is SYNC.
+    sync: super::sync_progress::SyncProgress,
     /// The database the master's stream last selected: a partial resync continues the
     /// stream where it was, without a SELECT (Redis keeps its cached master client).
     db: std::sync::atomic::AtomicUsize,
@@ -106,6 +109,9 @@ pub fn info_lines(srv: &Server) -> Vec<(&'static str, String)> {
         ("slave_read_repl_offset", offset.clone()),
         ("slave_repl_offset", offset),
     ];
+    if link.state.load(Relaxed) == SYNC {
+        out.extend(link.sync.info_lines(now));
+    }
     if !up {
         let since = link.down_since.load(Relaxed);
         let secs = if since > 0 { now - since } else { -1 };
@@ -303,7 +309,8 @@ impl Master {
 
     /// The snapshot after +FULLRESYNC: `$<length>` and that many bytes, or `$EOF:<mark>`
     /// and bytes up to the mark.
-    fn payload(&mut self) -> io::Result<Vec<u8>> {
+    /// `progress` follows the bytes as they come.
+    fn payload(&mut self, progress: &SyncProgress) -> io::Result<Vec<u8>> {
         let head = self.reply()?;
         if let Some(mark) = head.strip_prefix(b"$EOF:") {
             // CONFIG_RUN_ID_SIZE bytes, as Redis's masters send.
@@ -311,7 +318,9 @@ impl Master {
                 return Err(bad("Bad EOF mark from MASTER", &head));
             }
             let mark = mark.to_vec();
+            progress.sized(0);
             loop {
+                progress.reached(self.buf.len());
                 if self.buf.len() >= mark.len() && self.buf.ends_with(&mark) {
                     let n = self.buf.len() - mark.len();
                     let mut out = std::mem::take(&mut self.buf);
@@ -326,9 +335,12 @@ impl Master {
             .and_then(resp::parse::parse_i64)
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| bad("Bad protocol from MASTER, the first byte is not '$'", &head))?;
+        progress.sized(len as i64);
         while self.buf.len() < len {
+            progress.reached(self.buf.len());
             self.fill()?;
         }
+        progress.reached(len);
         let rest = self.buf.split_off(len);
         Ok(std::mem::replace(&mut self.buf, rest))
     }
@@ -406,8 +418,9 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
             return Err(bad("Bad FULLRESYNC reply from master", &reply));
         };
         log::notice(&format!("Full resync from master: {id}:{off}"));
+        link.sync.start();
         link.state.store(SYNC, Relaxed);
-        let payload = m.payload()?;
+        let payload = m.payload(&link.sync)?;
         if !link.current(generation) {
             return Ok(());
         }

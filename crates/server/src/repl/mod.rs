@@ -19,6 +19,7 @@ pub mod failover;
 pub mod link;
 mod master_client;
 mod replica;
+mod sync_progress;
 
 pub use replica::{serve, Request};
 
