@@ -1,6 +1,7 @@
 """Replication details beside tests/test_replication.py, each compared with
 redis-server 7.0.15 in the same topology: a replica's keys past their TTL (hidden on
 reads, deleted only by the master's DEL), and the same while clients are paused."""
+import os
 import time
 
 from resp_client import RawConn, parse
@@ -209,3 +210,39 @@ def test_master_sync_fields_while_a_snapshot_comes(fresh_redis, fresh_skein):
         assert "master_sync_total_bytes" not in info(c)
     caught_up(mc, sc)
     assert parse(sc.call("DEBUG", "DIGEST")) == parse(mc.call("DEBUG", "DIGEST"))
+
+
+def test_backlog_freed_after_repl_backlog_ttl(fresh_redis, fresh_skein):
+    """repl-backlog-ttl: once a master has had no replica for that long it frees its
+    backlog under a new replication ID (Redis's log line); a replica that comes later
+    syncs in full and the backlog is back."""
+    views = []
+    for start in (lambda: fresh_redis(extra=["--repl-diskless-sync-delay", "0",
+                                             "--repl-backlog-ttl", "1"]),
+                  lambda: fresh_skein(extra=["--repl-backlog-ttl", "1"], workers=2)):
+        m = start()
+        mc = RawConn(m.port)
+        mc.call("SET", "k", "v")
+        r, rc = replica_of(fresh_redis, m)
+        caught_up(mc, rc)
+        before = info(mc)
+        rc.close()
+        r.stop()
+        wait_for(lambda: info(mc)["repl_backlog_active"] == "0", "the backlog to be freed")
+        after = info(mc)
+        with open(os.path.join(m.dir, "server.log")) as f:
+            logged = "Replication backlog freed after 1 seconds without connected replicas." in f.read()
+        mc.call("SET", "k2", "v2")
+        _, rc2 = replica_of(fresh_redis, m)
+        caught_up(mc, rc2)
+        views.append({
+            "new-id": after["master_replid"] != before["master_replid"],
+            "id2": after["master_replid2"],
+            "logged": logged,
+            "back": info(mc)["repl_backlog_active"],
+            "synced": rc2.call("GET", "k2"),
+        })
+    red, sk = views
+    assert red == {"new-id": True, "id2": "0" * 40, "logged": True, "back": "1",
+                   "synced": b"$2\r\nv2\r\n"}
+    assert sk == red

@@ -273,6 +273,25 @@ impl Propagation {
         db.replicas = None;
     }
 
+    /// Free the backlog (repl-backlog-ttl) if `idle` still says so once no replica can
+    /// start reading it meanwhile: it stops reading the stream until a replica comes
+    /// again. Whether it was freed.
+    pub fn free_backlog(&self, idle: impl FnOnce() -> bool) -> bool {
+        let reading = {
+            let _db = self.reader_db.lock();
+            if !idle() {
+                return false;
+            }
+            self.backlog.free();
+            self.backlog_reader.swap(false, Ordering::SeqCst)
+        };
+        // (Not under `reader_db`: the last reader's detach resets it.)
+        if reading {
+            self.detach();
+        }
+        true
+    }
+
     /// Bytes for the replicas only (the master's PING), in order with the records.
     pub fn feed_replicas(&self, bytes: &[u8]) {
         let _db = self.reader_db.lock();

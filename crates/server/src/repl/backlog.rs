@@ -106,6 +106,17 @@ impl Backlog {
         self.active.store(true, Relaxed);
     }
 
+    /// Free it (repl-backlog-ttl passed without replicas): nothing held, no readers, not
+    /// active; the stream position stays where it is.
+    pub fn free(&self) {
+        let mut inner = self.inner.lock();
+        inner.start = inner.end();
+        inner.buf = VecDeque::new();
+        let gone: Vec<u64> = inner.readers.drain().map(|(id, _)| id).collect();
+        inner.dropped.extend(gone);
+        self.active.store(false, Relaxed);
+    }
+
     /// repl-backlog-size changed.
     pub fn set_size(&self, size: u64) {
         let mut inner = self.inner.lock();

@@ -221,6 +221,10 @@ pub fn promote(srv: &Server) -> bool {
         }
     }
     let was = unfollow(srv);
+    // repl-backlog-ttl counts from here.
+    srv.repl
+        .no_replicas_since
+        .store(crate::persist::unix_secs(), Relaxed);
     if continuable {
         *srv.repl.replid2.lock() = Some((old_id, processed as u64 + 1));
     }

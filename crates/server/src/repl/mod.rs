@@ -82,6 +82,9 @@ pub struct Repl {
     /// master_replid2 and second_repl_offset: the old master's ID, and the first offset it
     /// may not continue from, once a failover promoted this server (None: zeros and -1).
     pub replid2: Mutex<Option<(String, u64)>>,
+    /// Unix seconds since when no replica is connected (repl_no_slaves_since; 0: not
+    /// yet known, taken as the feeder's start).
+    no_replicas_since: AtomicI64,
     feeder: std::sync::OnceLock<()>,
 }
 
@@ -112,6 +115,10 @@ impl Repl {
         });
         if let Some(c) = client {
             srv.clients.remove(c);
+        }
+        if self.replicas.lock().is_empty() {
+            self.no_replicas_since
+                .store(crate::persist::unix_secs(), Relaxed);
         }
     }
 
@@ -327,6 +334,7 @@ fn feed(srv: &Arc<Server>) {
     use std::time::Duration;
     srv.propagation.set_feeder();
     let mut last_ping = crate::persist::unix_secs();
+    let mut last_ttl_check = 0;
     // Polls in a row that found nothing to do: after a while the feeder sleeps until a
     // record comes (an idle master costs nothing), waking at least every 100 ms for the
     // PINGs.
@@ -349,6 +357,10 @@ fn feed(srv: &Arc<Server>) {
             idle.saturating_add(1)
         };
         let now = crate::persist::unix_secs();
+        if now != last_ttl_check {
+            last_ttl_check = now;
+            free_idle_backlog(srv, now);
+        }
         let period = srv.config.get_i64("repl-ping-replica-period").max(1);
         // No PING while failing over: the target must reach our offset exactly.
         if now - last_ping >= period && !failing_over {
@@ -359,6 +371,41 @@ fn feed(srv: &Arc<Server>) {
             }
         }
     }
+}
+
+/// repl-backlog-ttl: a master without replicas for longer than that frees its backlog,
+/// under a new replication ID and without an ID2 (Redis's replicationCron: the writes made
+/// meanwhile are not counted, so nobody may continue the old stream). A replica keeps its
+/// own, for replicas after a failover.
+fn free_idle_backlog(srv: &Server, now: i64) {
+    let repl = &srv.repl;
+    let ttl = srv.config.get_i64("repl-backlog-ttl");
+    if ttl == 0 || !srv.propagation.backlog.is_active() || repl.link.is_replica() {
+        return;
+    }
+    if !repl.replicas.lock().is_empty() {
+        return;
+    }
+    let since = match repl.no_replicas_since.load(Relaxed) {
+        0 => {
+            repl.no_replicas_since.store(now, Relaxed);
+            now
+        }
+        t => t,
+    };
+    // A replica that connects meanwhile keeps it.
+    if now - since <= ttl
+        || !srv
+            .propagation
+            .free_backlog(|| repl.replicas.lock().is_empty())
+    {
+        return;
+    }
+    *srv.stats.replid.lock() = crate::stats::random_hex40();
+    *repl.replid2.lock() = None;
+    crate::log::notice(&format!(
+        "Replication backlog freed after {ttl} seconds without connected replicas."
+    ));
 }
 
 /// master_repl_offset, every write made so far included (its records are handed to the
