@@ -53,6 +53,9 @@ pub struct Link {
     pub last_io: AtomicI64,
     /// Unix seconds since the link is down (0: never up).
     down_since: AtomicI64,
+    /// The master's client's id and creation time (ms), kept across a partial resync as
+    /// Redis keeps its cached master; a full sync or another master makes a new one.
+    master_client: Mutex<Option<(u64, i64)>>,
     /// A full sync's transfer, while `state` is SYNC.
     sync: super::sync_progress::SyncProgress,
     /// The database the master's stream last selected: a partial resync continues the
@@ -143,6 +146,7 @@ fn follow_as(srv: &Arc<Server>, host: String, port: u16, cache_self: bool) -> bo
         let was_master = m.is_none();
         *m = Some((host, port));
         link.following.store(true, Relaxed);
+        *link.master_client.lock() = None;
         was_master
     };
     if was_master && cache_self {
@@ -423,6 +427,7 @@ fn session(srv: &Server, generation: u64, host: &str, port: u16) -> io::Result<(
         };
         log::notice(&format!("Full resync from master: {id}:{off}"));
         link.sync.start();
+        *link.master_client.lock() = None;
         link.state.store(SYNC, Relaxed);
         let payload = m.payload(&link.sync)?;
         if !link.current(generation) {
@@ -562,7 +567,8 @@ fn follow_stream(
     let link = &srv.repl.link;
     let (mut client, _poll) = crate::persist::aof::load::internal_client(MASTER_CLIENT_ID, 0)?;
     client.db = link.db.load(Relaxed);
-    let listed = super::master_client::list(srv, &m.s, client.db, &client.info);
+    let listed =
+        super::master_client::list(srv, &m.s, client.db, &client.info, &link.master_client);
     client.info = listed.info.clone();
     let mut out = resp::ReplyBuf::default();
     let mut parser = RequestParser::new();
