@@ -249,3 +249,34 @@ def test_backlog_freed_after_repl_backlog_ttl(fresh_redis, fresh_skein):
     assert red == {"new-id": True, "id2": "0" * 40, "logged": True, "back": "1",
                    "synced": b"$2\r\nv2\r\n"}
     assert sk == red
+
+
+BUSY_THEN_INCR = """
+local s = redis.call('TIME')
+repeat
+    local n = redis.call('TIME')
+until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 600000
+return redis.call('INCR', KEYS[1])
+"""
+
+
+def test_masters_stream_finds_replica_expired_keys_live(fresh_redis, fresh_skein):
+    """A script's time stands still on the master, so its INCR of a key that expires
+    while it runs reaches the replicas after the key's TTL: their master's stream finds
+    the key live (Redis's expireIfNeeded for the master client), INCRs it and keeps its
+    TTL, where a replica deleting it would make a new key without one."""
+    red = fresh_redis(extra=["--repl-diskless-sync-delay", "0"])
+    mc = RawConn(red.port)
+    assert mc.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"+OK\r\n"
+    _, sc = follower(fresh_skein, red)
+    _, rc = replica_of(fresh_redis, red)
+    mc.call("SET", "k", "5", "PX", "300")
+    assert mc.call("EVAL", BUSY_THEN_INCR, "1", "k") == b":6\r\n"
+    caught_up(mc, sc)
+    caught_up(mc, rc)
+    want = parse(rc.call("DEBUG", "DIGEST-VALUE", "k"))
+    assert want != [ZERO_DIGEST]
+    assert parse(sc.call("DEBUG", "DIGEST-VALUE", "k")) == want
+    assert parse(mc.call("DEBUG", "DIGEST-VALUE", "k")) == want
+    assert sc.call("GET", "k") == rc.call("GET", "k") == b"$-1\r\n"
+    assert info(sc, "stats")["expired_keys"] == info(rc, "stats")["expired_keys"] == "0"
