@@ -467,3 +467,35 @@ def test_acl_fuzzer_fixed_seeds(redis_server, skein_server):
     import acl_fuzz
     for seed in (1, 5):
         acl_fuzz.run(redis_server.port, skein_server.port, seed, 150)
+
+
+def test_acl_changes_leave_a_replicas_master_link_alone(fresh_redis, fresh_skein, tmp_path):
+    """The master's link has no ACL user ("(superuser)" in CLIENT LIST): deleting a user
+    of that name, or ACL LOAD, on a replica keeps the link, as on a Redis replica."""
+    acl = tmp_path / "users.acl"
+    acl.write_text("user default on nopass ~* &* +@all\n")
+    master = fresh_redis()
+    outs = []
+    for start in (fresh_redis, fresh_skein):
+        rep = start(["--replicaof", "127.0.0.1", str(master.port), "--aclfile", str(acl)])
+        c = RawConn(rep.port)
+        deadline = time.time() + 15
+        while b"master_link_status:up" not in c.call("INFO", "replication"):
+            assert time.time() < deadline
+            time.sleep(0.05)
+        m = RawConn(master.port)
+        partial = lambda: re.search(rb"sync_partial_ok:(\d+)", m.call("INFO", "stats")).group(1)
+        before = partial()
+        got = [c.call("ACL", "SETUSER", "(superuser)", "on", "nopass", "+@all"),
+               c.call("ACL", "DELUSER", "(superuser)"), c.call("ACL", "LOAD")]
+        time.sleep(1.5)
+        # A dropped link would come back with a partial resync the master counts.
+        got.append(partial() == before)
+        RawConn(master.port).call("SET", "after", str(len(outs)))
+        deadline = time.time() + 15
+        while c.call("GET", "after") != b"$1\r\n%d\r\n" % len(outs):
+            assert time.time() < deadline, "the replica stopped following"
+            time.sleep(0.05)
+        got.append(b"master_link_status:up" in c.call("INFO", "replication"))
+        outs.append(got)
+    assert outs[0] == outs[1]

@@ -195,7 +195,7 @@ pub fn save(srv: &Server, path: &str) -> Result<(), String> {
 /// replaced), the caller once its reply is written.
 pub fn kill_clients_of_replaced_users(srv: &Server, me: &mut crate::cmd::ClientState) {
     for c in srv.clients.all() {
-        if c.user.lock().as_slice() == b"default" {
+        if c.has(crate::clients::flag::MASTER) || c.user.lock().as_slice() == b"default" {
             continue;
         }
         if c.id == me.id {

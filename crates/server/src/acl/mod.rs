@@ -322,3 +322,10 @@ pub fn check_client(
         )
     })
 }
+
+/// Is the client `c` authenticated as user `name`? Never the master's link on a replica:
+/// it has no ACL user (Redis's NULL user, shown as "(superuser)"), so no ACL change closes
+/// it.
+pub fn authenticated_as(c: &crate::clients::ClientInfo, name: &[u8]) -> bool {
+    !c.has(crate::clients::flag::MASTER) && c.user.lock().as_slice() == name
+}

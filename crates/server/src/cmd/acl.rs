@@ -84,7 +84,7 @@ fn kill_pubsub_clients_if_needed(ctx: &mut Ctx, name: &[u8], old: &User, new: &U
         })
     };
     for c in ctx.srv.clients.all() {
-        if c.user.lock().as_slice() != name {
+        if !crate::acl::authenticated_as(&c, name) {
             continue;
         }
         let kill = {
@@ -116,7 +116,7 @@ fn deluser(ctx: &mut Ctx, argv: &[&[u8]]) {
     for u in &removed {
         // ACLFreeUserAndKillClients.
         for c in ctx.srv.clients.all() {
-            if *c.user.lock() == u.name {
+            if crate::acl::authenticated_as(&c, &u.name) {
                 if c.id == ctx.client.id {
                     ctx.client.authenticated = false;
                     ctx.client.set_user(ctx.srv.acl.default.clone());
