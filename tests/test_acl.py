@@ -24,6 +24,16 @@ from resp_client import NamedConns, RawConn, parse
 PROTOS = [2, 3]
 
 
+
+def stop_proc(p):
+    """SIGTERM, then SIGKILL if it has not exited within 10 s: never left running."""
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
 def norm_rules(text):
     """Single-command rules sorted within each run (categories keep their order); a
     selector's parentheses are tokens of their own, so sorting never moves them."""
@@ -424,8 +434,7 @@ def test_config_user_lines_and_rewrite(tmp_path):
                      if l.startswith("user ")]
             got.append(sorted(lines))
         finally:
-            p.terminate()
-            p.wait(timeout=10)
+            stop_proc(p)
             log.close()
         outs.append(got)
     assert outs[0] == outs[1]

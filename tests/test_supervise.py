@@ -24,6 +24,16 @@ class Detached:
         return None
 
 
+
+def stop_proc(p):
+    """SIGTERM, then SIGKILL if it has not exited within 10 s: never left running."""
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
 def wait_for(pred, timeout=10.0):
     end = time.time() + timeout
     while time.time() < end:
@@ -134,8 +144,7 @@ def test_oom_score_adj(tmp_path):
             c.call("CONFIG", "SET", "oom-score-adj", "no")
             vals.append(oom(p.pid))
         finally:
-            p.terminate()
-            p.wait(timeout=10)
+            stop_proc(p)
         seen[kind] = vals
     assert seen["skein"] == seen["redis"]
     assert seen["redis"][-1] == base
@@ -178,7 +187,6 @@ def test_loglevel_filters_the_log(tmp_path):
             wait_for(lambda: " * " in log.read_text())
             after = " * " in log.read_text()
         finally:
-            p.terminate()
-            p.wait(timeout=10)
+            stop_proc(p)
         levels[kind] = (before - {"#"}, after)
     assert levels["skein"] == levels["redis"] == (set(), True)
