@@ -29,6 +29,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+
+def stop_proc(p):
+    """SIGTERM, then SIGKILL if it has not exited within 10 s: never left running."""
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
 def wait_port(port, proc, timeout=15):
     """Wait until the server accepts connections. The probe says QUIT and reads until the
     server closes it, so that the server no longer counts it as a client (INFO clients,

@@ -24,16 +24,6 @@ from resp_client import NamedConns, RawConn, parse
 PROTOS = [2, 3]
 
 
-
-def stop_proc(p):
-    """SIGTERM, then SIGKILL if it has not exited within 10 s: never left running."""
-    p.terminate()
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-
 def norm_rules(text):
     """Single-command rules sorted within each run (categories keep their order); a
     selector's parentheses are tokens of their own, so sorting never moves them."""
@@ -406,7 +396,7 @@ def test_aclfile_save_load_and_errors(fresh_redis, fresh_skein, tmp_path):
 
 def test_config_user_lines_and_rewrite(tmp_path):
     """`user` lines in the configuration, and CONFIG REWRITE writing every user."""
-    from conftest import SKEIN_BIN, free_port, wait_port
+    from conftest import SKEIN_BIN, free_port, stop_proc, wait_port
     outs = []
     for kind in ("redis", "skein"):
         d = tmp_path / kind

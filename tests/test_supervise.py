@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import SKEIN_BIN, free_port, wait_port
+from conftest import SKEIN_BIN, free_port, stop_proc, wait_port
 from resp_client import RawConn, parse
 
 BINARIES = {"redis": "redis-server", "skein": SKEIN_BIN}
@@ -23,16 +23,6 @@ class Detached:
     def poll(self):
         return None
 
-
-
-def stop_proc(p):
-    """SIGTERM, then SIGKILL if it has not exited within 10 s: never left running."""
-    p.terminate()
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
 
 def wait_for(pred, timeout=10.0):
     end = time.time() + timeout
