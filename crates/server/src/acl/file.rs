@@ -3,14 +3,10 @@
 //! ACLLoadFromFile and ACLSaveToFile.
 
 use super::user::{merge_selector_args, User};
-use super::{selector, Acl, UserSlot};
+use super::{pubsub_default_all, selector, Acl, UserSlot};
 use crate::server::Server;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-fn pubsub_default_all(srv: &Server) -> bool {
-    srv.config.get("acl-pubsub-default") == "allchannels"
-}
 
 /// The users of the configuration's `user` lines, then the `aclfile`: Err(the log line)
 /// stops the start.
@@ -198,13 +194,7 @@ pub fn kill_clients_of_replaced_users(srv: &Server, me: &mut crate::cmd::ClientS
         if c.has(crate::clients::flag::MASTER) || c.user.lock().as_slice() == b"default" {
             continue;
         }
-        if c.id == me.id {
-            me.authenticated = false;
-            me.set_user(srv.acl.default.clone());
-            me.close_after_reply = true;
-        } else {
-            srv.clients.kill(&c);
-        }
+        super::close_client_of_removed_user(srv, me, &c);
     }
 }
 

@@ -23,6 +23,17 @@ pub enum Context {
     Lua,
 }
 
+impl Context {
+    /// A client's own command: inside MULTI or not.
+    pub fn of(client: &crate::cmd::ClientState) -> Context {
+        if client.in_multi() {
+            Context::Multi
+        } else {
+            Context::Toplevel
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub count: u64,

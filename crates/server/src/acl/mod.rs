@@ -329,3 +329,25 @@ pub fn check_client(
 pub fn authenticated_as(c: &crate::clients::ClientInfo, name: &[u8]) -> bool {
     !c.has(crate::clients::flag::MASTER) && c.user.lock().as_slice() == name
 }
+
+/// `acl-pubsub-default allchannels`: new users and selectors may use every channel.
+pub fn pubsub_default_all(srv: &crate::server::Server) -> bool {
+    srv.config.get("acl-pubsub-default") == "allchannels"
+}
+
+/// ACLFreeUserAndKillClients for one client `c` of a user that is gone (ACL DELUSER,
+/// ACL LOAD): closed; the caller `me` once its reply is written, running meanwhile as the
+/// default user, unauthenticated.
+pub fn close_client_of_removed_user(
+    srv: &crate::server::Server,
+    me: &mut crate::cmd::ClientState,
+    c: &crate::clients::ClientInfo,
+) {
+    if c.id == me.id {
+        me.authenticated = false;
+        me.set_user(srv.acl.default.clone());
+        me.close_after_reply = true;
+    } else {
+        srv.clients.kill(c);
+    }
+}

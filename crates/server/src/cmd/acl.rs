@@ -24,11 +24,6 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("acl|whoami", whoami),
 ];
 
-/// `acl-pubsub-default allchannels`: new users and selectors may use every channel.
-pub fn pubsub_default_all(ctx: &Ctx) -> bool {
-    ctx.srv.config.get("acl-pubsub-default") == "allchannels"
-}
-
 fn setuser(ctx: &mut Ctx, argv: &[&[u8]]) {
     // Nothing of the user's definition reaches MONITOR or the slow log.
     for j in 2..argv.len().min(64) {
@@ -40,7 +35,7 @@ fn setuser(ctx: &mut Ctx, argv: &[&[u8]]) {
             .out
             .error("ERR Usernames can't contain spaces or null characters");
     }
-    let all = pubsub_default_all(ctx);
+    let all = crate::acl::pubsub_default_all(ctx.srv);
     match ctx
         .srv
         .acl
@@ -117,11 +112,7 @@ fn deluser(ctx: &mut Ctx, argv: &[&[u8]]) {
         // ACLFreeUserAndKillClients.
         for c in ctx.srv.clients.all() {
             if crate::acl::authenticated_as(&c, &u.name) {
-                if c.id == ctx.client.id {
-                    ctx.client.authenticated = false;
-                    ctx.client.set_user(ctx.srv.acl.default.clone());
-                }
-                close_client(ctx, &c);
+                crate::acl::close_client_of_removed_user(ctx.srv, ctx.client, &c);
             }
         }
     }

@@ -61,11 +61,7 @@ fn authenticate(ctx: &mut Ctx, cmd_name: &[u8], user: &[u8], pass: &[u8]) -> boo
             true
         }
         None => {
-            let context = if ctx.client.in_multi() {
-                crate::acl::log::Context::Multi
-            } else {
-                crate::acl::log::Context::Toplevel
-            };
+            let context = crate::acl::log::Context::of(ctx.client);
             crate::acl::log_event(
                 ctx.srv,
                 &ctx.client.info,

@@ -173,8 +173,12 @@ impl Vector {
 }
 
 fn run(ctx: &mut Ctx, argv: &[&[u8]], readonly: bool) {
-    let full_access = match (&ctx.client.user, ctx.srv.commands.lookup(argv)) {
-        (Some(u), Some(cmd)) if !u.unrestricted() => u.may_read_every_key(cmd, argv),
+    let full_access = match &ctx.client.user {
+        Some(u) if !u.unrestricted() => ctx
+            .srv
+            .commands
+            .lookup(argv)
+            .is_none_or(|cmd| u.may_read_every_key(cmd, argv)),
         _ => true,
     };
     let mut o = match parse(argv, readonly, full_access) {

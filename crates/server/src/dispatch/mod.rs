@@ -308,11 +308,7 @@ fn check<'t>(
         rejected(client, out, "ERR Command not allowed inside a transaction");
         return None;
     }
-    let context = if client.in_multi() {
-        crate::acl::log::Context::Multi
-    } else {
-        crate::acl::log::Context::Toplevel
-    };
+    let context = crate::acl::log::Context::of(client);
     if let Err(denied) = crate::acl::check_client(srv, client, cmd, argv, context) {
         rejected(client, out, &denied.noperm(cmd));
         return None;

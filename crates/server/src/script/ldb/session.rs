@@ -213,9 +213,7 @@ fn log_reply_now(reply: &[u8]) {
                     .iter()
                     .position(|&c| c == b'\r')
                     .unwrap_or(reply.len());
-                let mut line = b"<error> ".to_vec();
-                line.extend_from_slice(&reply[..end]);
-                s.log(line);
+                s.log_error(&reply[..end]);
             }
             let mut line = b"<reply> ".to_vec();
             human::reply(&mut line, reply, 0);
@@ -235,9 +233,7 @@ pub fn log_error(msg: &[u8]) {
 fn log_error_now(msg: &[u8]) {
     with(|s| {
         if s.step {
-            let mut line = b"<error> ".to_vec();
-            line.extend_from_slice(msg);
-            s.log(line);
+            s.log_error(msg);
         }
     });
 }
@@ -250,6 +246,13 @@ pub enum Next {
 }
 
 impl Session {
+    /// An `<error> ...` line.
+    fn log_error(&mut self, msg: &[u8]) {
+        let mut line = b"<error> ".to_vec();
+        line.extend_from_slice(msg);
+        self.log(line);
+    }
+
     pub fn log(&mut self, line: Vec<u8>) {
         self.logs.push(line);
     }
